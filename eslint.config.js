@@ -1,0 +1,47 @@
+// Environment boundaries are enforced here (Signal Desktop style): only main/ may touch
+// Electron, the server stays a plain Node library, the renderer reaches the server over HTTP
+// and may import nothing from server/ except the shared zod schemas.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import globals from 'globals';
+import reactHooks from 'eslint-plugin-react-hooks';
+
+const electronBan = {
+  paths: [{ name: 'electron', message: 'Only main/ may import electron: the server must run headless under plain Node.' }],
+  patterns: [{ group: ['electron/*'], message: 'Only main/ may import electron.' }],
+};
+
+export default tseslint.config(
+  { ignores: ['node_modules/', 'out/', '.tools/', 'test-results/', 'playwright-report/', 'data/'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    languageOptions: { globals: { ...globals.node } },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-restricted-imports': ['error', electronBan],
+    },
+  },
+  {
+    files: ['main/**'],
+    rules: { 'no-restricted-imports': 'off' },
+  },
+  {
+    files: ['renderer/**'],
+    languageOptions: { globals: { ...globals.browser } },
+    plugins: { 'react-hooks': reactHooks },
+    rules: {
+      ...reactHooks.configs.recommended.rules,
+      'no-restricted-imports': ['error', {
+        paths: electronBan.paths,
+        patterns: [
+          ...electronBan.patterns,
+          {
+            regex: '^(\\.\\./)+server/(?!schemas/)',
+            message: 'The renderer talks to the server over HTTP only; it may import only server/schemas/.',
+          },
+        ],
+      }],
+    },
+  },
+);
