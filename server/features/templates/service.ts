@@ -30,7 +30,8 @@ function validatePartialPayload(type: FunctionType, payload: Record<string, unkn
   const shape = payloadSchemas[type].shape as Record<string, z.ZodType>;
   const details: Record<string, string> = {};
   for (const [key, value] of Object.entries(payload)) {
-    const field = shape[key];
+    // Object.hasOwn: `constructor`, `toString` … are not payload fields either.
+    const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
     if (!field) {
       details[`payload.${key}`] = 'is not a known field';
       continue;
