@@ -6,10 +6,12 @@ import { ValidationError } from './errors.ts';
  * get one entry each, so the console can mark the exact field.
  */
 export function issuesToDetails(issues: readonly z.core.$ZodIssue[], prefix = ''): Record<string, string> {
-  const details: Record<string, string> = {};
+  // A Map, not an object literal: a field named `__proto__` (hostile input) must still be
+  // reported, and `details[key] = …` would silently set the prototype instead.
+  const details = new Map<string, string>();
   const put = (path: PropertyKey[], message: string) => {
     const key = [prefix, ...path.map(String)].filter((p) => p !== '').join('.') || '_';
-    if (!(key in details)) details[key] = message;
+    if (!details.has(key)) details.set(key, message);
   };
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
@@ -20,12 +22,14 @@ export function issuesToDetails(issues: readonly z.core.$ZodIssue[], prefix = ''
       put(issue.path, issue.message);
     }
   }
-  return details;
+  return Object.fromEntries(details);
 }
 
 /** Parses `value` with `schema` or throws a 422 ValidationError with dotted paths. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, prefix = ''): z.infer<S> {
-  const result = schema.safeParse(value);
+  // reportInput: without it zod leaves `issue.input` unset on every issue, and a value of the
+  // wrong type (`"label": 5`) would be reported as missing ("is required").
+  const result = schema.safeParse(value, { reportInput: true });
   if (!result.success) throw new ValidationError(issuesToDetails(result.error.issues, prefix));
   return result.data;
 }
