@@ -16,7 +16,8 @@ export function issuesToDetails(issues: readonly z.core.$ZodIssue[], prefix = ''
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const k of issue.keys) put([...issue.path, k], 'is not a known field');
-    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+    } else if ((issue.code === 'invalid_type' || issue.code === 'invalid_value') && issue.input === undefined) {
+      // A missing enum field (function_type, rule_type …) is an invalid_value issue.
       put(issue.path, 'is required');
     } else {
       put(issue.path, issue.message);
