@@ -156,7 +156,7 @@ describe('CLI', () => {
 
     // serve: WAYMARK_HOST, WAYMARK_PORT, WAYMARK_DATA, WAYMARK_SCAN_BASE
     const srv = await serveWithEnv({ WAYMARK_HOST: '127.0.0.1', WAYMARK_PORT: '0', WAYMARK_DATA: data, WAYMARK_SCAN_BASE: 'https://w.example.com/' });
-    expect(srv.output()).toContain(join(data, 'waymark.sqlite'));
+    expect(await banner(srv)).toContain(join(data, 'waymark.sqlite'));
     const node = await apiRequest(srv.url, 'POST', '/nodes', { label: 'x', function_type: 'redirect', payload: { url: 'https://a.b' } }, parsed.api_key);
     expect(node.body.data.url).toBe(`https://w.example.com/v/${node.body.data.slug}`);
     expect(await srv.stop()).toBe(0);
