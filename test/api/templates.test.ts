@@ -143,4 +143,16 @@ describe('templates and locked fields', () => {
       'template_id',
     );
   });
+
+  it('a locked-field change reaches unconfigured batch nodes too (they stay unconfigured, not a 422)', async () => {
+    const t = (await server.api('POST', '/templates', { name: 'Partial', function_type: 'wifi', payload: { ssid: 'Venue', security: 'WPA2' }, locked_fields: ['ssid'] })).body.data;
+    const b = await server.api('POST', '/batches', { label: 'b', prefix: 'UNC', quantity: 2, function_type: 'wifi', template_id: t.id });
+    await waitForBatch(server, b.body.data.id);
+    const configured = await bound(t.id, { password: 'configured-1' });
+    const res = await server.api('PATCH', `/templates/${t.id}`, { payload: { ssid: 'Venue-2' } });
+    expect(res.status, res.text).toBe(200);
+    const batchNodes = (await server.api('GET', `/nodes?batch_id=${b.body.data.id}`)).body.data;
+    for (const n of batchNodes) expect(n.payload).toEqual({ ssid: 'Venue-2', security: 'WPA2' });
+    expect((await node(configured)).payload).toEqual({ ssid: 'Venue-2', security: 'WPA2', password: 'configured-1' });
+  });
 });
