@@ -7,7 +7,9 @@ import { type ApiResponse, type TestServer, startTestServer } from '../support/s
 // and a rejected request leaves the stored data exactly as it was.
 const RUNS = 150;
 
-const hostileKeys = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '', ' ', 'a.b', '$where', 'id', 'org_id', 'slug', 'status', 'payload', 'label'];
+/** Keys no endpoint knows at any level: a body carrying one must be rejected. */
+const neverFields = ['__proto__', 'constructor', 'prototype', 'toString', 'hasOwnProperty', '', ' ', 'a.b', '$where'];
+const hostileKeys = [...neverFields, 'id', 'org_id', 'slug', 'status', 'payload', 'label'];
 const hostileStrings = [
   '',
   ' ',
@@ -35,23 +37,48 @@ const hostileValue: fc.Arbitrary<unknown> = fc.oneof(
   fc.jsonValue({ maxDepth: 3 }),
 );
 
+const put = (target: Record<string, unknown>, k: string, v: unknown) =>
+  Object.defineProperty(target, k, { value: v, enumerable: true, writable: true, configurable: true });
+
+/**
+ * Hand-picked cases run before the random ones: every hostile key at the top level and inside
+ * every object-valued field of the valid body (payload, conditions, base_payload …).
+ */
+function hostileExamples(valid: Record<string, unknown>, keys: readonly string[] = hostileKeys): string[] {
+  const out: string[] = [];
+  for (const k of keys) {
+    for (const v of [1, {}, { url: 'javascript:alert(1)' }]) {
+      out.push(JSON.stringify(put(structuredClone(valid), k, v)));
+      for (const [field, inner] of Object.entries(valid)) {
+        if (inner && typeof inner === 'object' && !Array.isArray(inner)) {
+          const body = structuredClone(valid);
+          body[field] = put({ ...(inner as Record<string, unknown>) }, k, v);
+          out.push(JSON.stringify(body));
+        }
+      }
+    }
+  }
+  return out;
+}
+
 /** Bodies aimed at an endpoint: wholly random JSON, hostile objects, and one-field mutations of a valid body. */
 function bodies(valid: Record<string, unknown>): fc.Arbitrary<string> {
   const fields = Object.keys(valid);
-  const key = fc.oneof(fc.constantFrom(...fields, ...hostileKeys), fc.string({ maxLength: 12 }));
+  const key = fc.oneof(
+    { arbitrary: fc.constantFrom(...hostileKeys), weight: 3 },
+    { arbitrary: fc.constantFrom(...fields), weight: 1 },
+    { arbitrary: fc.string({ maxLength: 12 }), weight: 1 },
+  );
   const mutation = fc
     .tuple(fc.constantFrom('replace', 'delete', 'add', 'nest') as fc.Arbitrary<string>, fc.constantFrom(...fields), key, hostileValue)
     .map(([op, field, k, v]) => {
       const body: Record<string, unknown> = structuredClone(valid);
       if (op === 'replace') body[field] = v;
       else if (op === 'delete') delete body[field];
-      else if (op === 'add') Object.defineProperty(body, k, { value: v, enumerable: true, writable: true, configurable: true });
+      else if (op === 'add') put(body, k, v);
       else {
         const inner = body[field];
-        body[field] =
-          inner && typeof inner === 'object' && !Array.isArray(inner)
-            ? Object.defineProperty({ ...inner }, k, { value: v, enumerable: true, writable: true, configurable: true })
-            : v;
+        body[field] = inner && typeof inner === 'object' && !Array.isArray(inner) ? put({ ...inner }, k, v) : v;
       }
       return JSON.stringify(body);
     });
@@ -133,8 +160,18 @@ describe('property: hostile bodies at every write endpoint', () => {
           expectSpecShaped(res, `${ep.name} ${body.slice(0, 200)}`);
           if (res.status >= 400) expect(snapshot(server.running.db), `${ep.name} ${body.slice(0, 200)}`).toEqual(before);
         }),
-        { numRuns: RUNS },
+        { numRuns: RUNS, examples: hostileExamples(ep.valid()).map((b) => [b] as [string]) },
       );
+    });
+
+    it(`${ep.name}: an unknown key at any level (__proto__, constructor, …) is a 422 that changes nothing`, async () => {
+      for (const body of hostileExamples(ep.valid(), neverFields)) {
+        const before = snapshot(server.running.db);
+        const res = await server.api(ep.method, ep.path(), body);
+        expect(res.status, body).toBe(422);
+        expectSpecShaped(res, body);
+        expect(snapshot(server.running.db), body).toEqual(before);
+      }
     });
   }
 
