@@ -30,13 +30,14 @@ program
     if (opts.scanBase !== undefined && !/^https?:\/\/[^/\s]+(\/[^\s]*)?$/i.test(opts.scanBase)) {
       fail('--scan-base must be an http(s) URL such as https://w.example.com');
     }
-    const running = await startServer({
-      host: opts.host,
-      port: typeof opts.port === 'string' ? parsePort(opts.port) : opts.port,
-      dataDir: opts.data,
-      scanBase: opts.scanBase,
-      trustProxy: opts.trustProxy === true || envFlag('WAYMARK_TRUST_PROXY'),
-    });
+    const port = typeof opts.port === 'string' ? parsePort(opts.port) : opts.port;
+    const trustProxy = opts.trustProxy === true || envFlag('WAYMARK_TRUST_PROXY');
+    let running: Awaited<ReturnType<typeof startServer>>;
+    try {
+      running = await startServer({ host: opts.host, port, dataDir: opts.data, scanBase: opts.scanBase, trustProxy });
+    } catch (err) {
+      fail(startupError(err, opts.host, port, opts.data));
+    }
     console.log(`Waymark ${VERSION} listening on ${running.url}`);
     console.log(`Data: ${databaseFile(opts.data)}`);
     if (running.firstRun) {
@@ -114,8 +115,28 @@ keysCommand
     });
   });
 
+/** One line saying why the server could not start (a port in use, an unusable data directory). */
+function startupError(err: unknown, host: string, port: number, dataDir: string): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e?.syscall === 'listen') {
+    if (e.code === 'EADDRINUSE') return `port ${port} on ${host} is already in use (choose another with --port)`;
+    if (e.code === 'EACCES') return `not allowed to listen on ${host}:${port}`;
+    if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND') return `${host} is not an address of this machine`;
+    return `cannot listen on ${host}:${port}: ${e.message}`;
+  }
+  return `cannot use data directory ${dataDir}: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+function openData(dataDir: string) {
+  try {
+    return openDatabase(databaseFile(dataDir));
+  } catch (err) {
+    fail(`cannot use data directory ${dataDir}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
 function withKeys(dataDir: string, run: (keys: KeyService) => void): void {
-  const db = openDatabase(databaseFile(dataDir));
+  const db = openData(dataDir);
   try {
     run(new KeyService(db, new KeysRepo(db), systemClock));
   } finally {
