@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { apiRequest, repoRoot, spawnServer, tempDataDir } from '../support/server.ts';
@@ -214,5 +215,33 @@ describe('CLI', () => {
     const scan = run(['serve', '--port', '0', '--data', data, '--scan-base', 'ftp://x']);
     expect(scan.code).toBe(2);
     expect(scan.stderr).toMatch(/--scan-base/);
+  });
+
+  it('a port in use or an unusable data directory is a one-line error and exit 2, not a stack trace', async () => {
+    const blocker = createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
+    const port = (blocker.address() as { port: number }).port;
+    try {
+      const res = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('WAYMARK_')));
+        const child = spawn(process.execPath, [CLI, 'serve', '--port', String(port), '--data', dir()], { env: clean });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.once('exit', (code) => resolve({ code, stderr }));
+      });
+      expect(res.code).toBe(2);
+      expect(res.stderr).toMatch(new RegExp(`port ${port} .*already in use`));
+      expect(res.stderr).not.toMatch(/\n\s+at /);
+    } finally {
+      blocker.close();
+    }
+    const file = join(dir(), 'not-a-dir');
+    writeFileSync(file, 'x');
+    for (const args of [['serve', '--port', '0', '--data', file], ['org', 'create', '--name', 'x', '--data', file]]) {
+      const res = run(args);
+      expect(res.code).toBe(2);
+      expect(res.stderr).toMatch(/cannot use data directory/);
+      expect(res.stderr).not.toMatch(/\n\s+at /);
+    }
   });
 });
