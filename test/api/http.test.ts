@@ -1,4 +1,10 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createHttpApp } from '../../server/http/api.ts';
+import { RateLimiter } from '../../server/http/rateLimit.ts';
+import { defineRoute } from '../../server/http/route.ts';
+import { systemClock } from '../../server/platform/clock.ts';
 import { expectError, expectInvalid } from '../support/fixtures.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
@@ -120,5 +126,43 @@ describe('HTTP layer: body handling, errors, request ids, health, OpenAPI', () =
   it('422 details name nested fields with dotted paths', async () => {
     const res = await raw('POST', '/v1/nodes', JSON.stringify({ label: 'x', function_type: 'microsite', payload: { title: 'T', links: [{ label: 'a', url: 'https://a.b' }, { label: 'b', url: 'nope' }] } }), JSON_CT);
     expectInvalid(res, 'payload.links.1.url');
+  });
+
+  it('an unexpected error is a 500 Internal server error without a stack trace, logged with the request id', async () => {
+    const logged: string[] = [];
+    const app = createHttpApp({
+      routes: [
+        defineRoute({
+          method: 'get',
+          path: '/boom',
+          summary: 'fails',
+          tags: ['test'],
+          responses: {},
+          handler: () => {
+            throw new Error('secret internals at /srv/waymark/db.ts:42');
+          },
+        }),
+      ],
+      keys: server.running.app.services.keys,
+      rateLimiter: new RateLimiter(systemClock),
+      trustProxy: false,
+      version: 'test',
+      logger: { error: (m: string) => logged.push(m) },
+    });
+    const http = createServer((req, res) => {
+      res.setHeader('X-Request-Id', 'req-123');
+      app(req, res);
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', () => resolve()));
+    try {
+      const res = await fetch(`http://127.0.0.1:${(http.address() as AddressInfo).port}/v1/boom`, { headers: { authorization: `Bearer ${server.apiKey}` } });
+      const text = await res.text();
+      expect(res.status).toBe(500);
+      expect(JSON.parse(text)).toEqual({ data: null, error: 'Internal server error' });
+      expect(text).not.toContain('secret');
+      expect(logged.join('\n')).toContain('req-123');
+    } finally {
+      http.close();
+    }
   });
 });
