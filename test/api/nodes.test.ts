@@ -232,5 +232,7 @@ describe('nodes: list, filters and pagination', () => {
     expectInvalid(await server.api('GET', '/nodes?status=gone'), 'status');
     expectInvalid(await server.api('GET', '/nodes?function_type=teleport'), 'function_type');
     expectInvalid(await server.api('GET', '/nodes?sort=label'), 'sort', 'is not a known field');
+    // An empty batch_id (a client that lost its id) must not silently list every node.
+    expectInvalid(await server.api('GET', '/nodes?batch_id='), 'batch_id');
   });
 });
