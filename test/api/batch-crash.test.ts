@@ -81,4 +81,29 @@ describe('crash during batch generation', () => {
     await proc.stop();
     proc = undefined;
   }, 60_000);
+
+  it('SIGTERM during generation exits 0 and the next start finishes the batch', async () => {
+    const dir = tempDataDir('waymark-term-');
+    try {
+      const org = JSON.parse(cli(['org', 'create', '--name', 'Term', '--data', dir, '--json'])) as { org: { id: string } };
+      const { api_key: key } = JSON.parse(cli(['keys', 'create', '--org', org.org.id, '--name', 'k', '--plan', 'enterprise', '--data', dir, '--json'])) as { api_key: string };
+      let server = await spawnServer(dir);
+      const created = await apiRequest(server.url, 'POST', '/batches', { label: 'T', prefix: 'TERM', quantity: 500, function_type: 'redirect' }, key);
+      expect(created.status).toBe(201);
+      await server.stop();
+      expect(server.child.exitCode).toBe(0);
+      server = await spawnServer(dir);
+      let b: Record<string, unknown> = {};
+      for (let i = 0; i < 2000; i++) {
+        b = (await apiRequest(server.url, 'GET', `/batches/${created.body.data.id}`, undefined, key)).body.data;
+        if (b.status !== 'generating') break;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+      expect(b).toMatchObject({ status: 'ready', nodes_generated: 500 });
+      expect((await apiRequest(server.url, 'GET', `/nodes?batch_id=${created.body.data.id}&limit=1`, undefined, key)).body.total).toBe(500);
+      await server.stop();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 60_000);
 });
