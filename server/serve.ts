@@ -46,10 +46,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const logger = options.logger ?? consoleLogger;
   const db = openDatabase(databaseFile(options.dataDir));
   const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => resolve());
+    });
+  } catch (err) {
+    db.close(); // e.g. the port is in use: do not leave the database open behind the error
+    throw err;
+  }
   const { port } = server.address() as AddressInfo;
   const url = `http://${reachableHost(options.host)}:${port}`;
   const config = makeConfig({

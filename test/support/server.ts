@@ -33,7 +33,21 @@ export interface ApiResponse {
 }
 
 /** A real server on 127.0.0.1 (random port) over a real SQLite file in a temp dir. */
-export async function startTestServer(options: { clock?: Clock; dataDir?: string; scanBase?: string; trustProxy?: boolean } = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  clock?: Clock;
+  dataDir?: string;
+  scanBase?: string;
+  trustProxy?: boolean;
+  /**
+   * `unlimited` makes the default key an enterprise key with budgets no functional test reaches
+   * (the first-run developer key allows 20 requests a second). Rate-limit tests leave it unset.
+   */
+  limits?: 'developer' | 'unlimited';
+}
+
+export const UNLIMITED = { standard_per_minute: 1_000_000, batch_per_minute: 1_000_000, burst_per_second: 1_000_000 };
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
   const running = await startServer({
     host: '127.0.0.1',
@@ -45,7 +59,10 @@ export async function startTestServer(options: { clock?: Clock; dataDir?: string
     ...(options.clock ? { clock: options.clock } : {}),
   });
   if (!running.firstRun) throw new Error('expected a fresh data directory');
-  const apiKey = running.firstRun.apiKey;
+  const apiKey =
+    options.limits === 'unlimited'
+      ? running.app.services.keys.createKey(running.firstRun.orgId, 'Test (unlimited)', 'enterprise', UNLIMITED).apiKey
+      : running.firstRun.apiKey;
   return {
     url: running.url,
     apiKey,
