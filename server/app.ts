@@ -25,6 +25,12 @@ import { SlugAllocator } from './features/slugs/allocator.ts';
 import { TemplatesRepo } from './features/templates/repo.ts';
 import { templateRoutes } from './features/templates/routes.ts';
 import { TemplateService } from './features/templates/service.ts';
+import { createPrivateAddressList } from './features/webhooks/address.ts';
+import { WebhookDispatcher } from './features/webhooks/dispatcher.ts';
+import { WebhooksRepo } from './features/webhooks/repo.ts';
+import { webhookRoutes } from './features/webhooks/routes.ts';
+import { WebhookSender } from './features/webhooks/sender.ts';
+import { WebhookService } from './features/webhooks/service.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -61,7 +67,7 @@ export interface App {
   routes: readonly AnyRouteSpec[];
 }
 
-function createServices(db: Database, clock: Clock, config: AppConfig) {
+function createServices(db: Database, clock: Clock, config: AppConfig, logger: Logger) {
   const outbox = new Outbox(db, clock);
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
@@ -85,7 +91,16 @@ function createServices(db: Database, clock: Clock, config: AppConfig) {
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator };
+  const privateList = createPrivateAddressList();
+  const webhooks = new WebhookService({ repo: new WebhooksRepo(db), outbox, clock, settings: config.webhooks, privateList });
+  const webhookSender = new WebhookSender({
+    timeoutMs: config.webhooks.timeoutMs,
+    publicOnly: config.webhooks.publicOnly,
+    privateList,
+    userAgent: `Waymark-Webhooks/${config.version}`,
+  });
+  const webhookDispatcher = new WebhookDispatcher({ service: webhooks, sender: webhookSender, outbox, clock, logger });
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, webhooks, webhookDispatcher };
 }
 
 /**
@@ -93,7 +108,7 @@ function createServices(db: Database, clock: Clock, config: AppConfig) {
  * passed in, nothing is module-global.
  */
 export function createApp({ db, clock, config, logger = consoleLogger }: CreateAppOptions): App {
-  const services = createServices(db, clock, config);
+  const services = createServices(db, clock, config, logger);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
@@ -101,8 +116,9 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
     ...batchRoutes(services.batches, services.generator),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
+    ...webhookRoutes(services.webhooks),
   ];
-  const workers: Worker[] = [services.generator];
+  const workers: Worker[] = [services.generator, services.webhookDispatcher];
 
   const expressApp = createHttpApp({
     routes,

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../server/app.ts';
+import type { WebhookSettings } from '../../server/config.ts';
 import type { Clock } from '../../server/platform/clock.ts';
 import { type RunningServer, startServer } from '../../server/serve.ts';
 
@@ -33,7 +34,9 @@ export interface ApiResponse {
 }
 
 /** A real server on 127.0.0.1 (random port) over a real SQLite file in a temp dir. */
-export async function startTestServer(options: { clock?: Clock; dataDir?: string; scanBase?: string; trustProxy?: boolean } = {}): Promise<TestServer> {
+export async function startTestServer(
+  options: { clock?: Clock; dataDir?: string; scanBase?: string; trustProxy?: boolean; webhooks?: Partial<WebhookSettings> } = {},
+): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
   const running = await startServer({
     host: '127.0.0.1',
@@ -41,6 +44,7 @@ export async function startTestServer(options: { clock?: Clock; dataDir?: string
     dataDir,
     scanBase: options.scanBase,
     trustProxy: options.trustProxy,
+    webhooks: options.webhooks,
     logger: quietLogger,
     ...(options.clock ? { clock: options.clock } : {}),
   });
