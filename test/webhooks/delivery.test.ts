@@ -1,3 +1,4 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type ApiResponse, type TestServer, startTestServer } from '../support/server.ts';
@@ -17,6 +18,20 @@ interface Delivered {
 function verified(secret: string, req: { headers: Record<string, unknown>; body: string }): Delivered {
   const body = new StandardWebhook(secret).verify(req.body, req.headers as Record<string, string>) as Omit<Delivered, 'id'>;
   return { id: req.headers['webhook-id'] as string, ...body };
+}
+
+/** The by-hand verification from docs/webhooks.md, verbatim (keeps the docs honest). */
+function verifyByHand(secret: string, headers: Record<string, string>, rawBody: string): boolean {
+  const id = headers['webhook-id'];
+  const ts = headers['webhook-timestamp'];
+  if (Math.abs(Date.now() / 1000 - Number(ts)) > 300) return false;
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const expected = createHmac('sha256', key).update(`${id}.${ts}.${rawBody}`).digest();
+  return headers['webhook-signature']!.split(' ').some((entry) => {
+    const [version, sig] = entry.split(',');
+    const given = Buffer.from(sig ?? '', 'base64');
+    return version === 'v1' && given.length === expected.length && timingSafeEqual(given, expected);
+  });
 }
 
 describe('webhook delivery (real receivers on loopback)', () => {
@@ -72,6 +87,9 @@ describe('webhook delivery (real receivers on loopback)', () => {
     expect(Math.abs(Number(h['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
     // A tampered body does not verify.
     expect(() => new StandardWebhook(secret).verify(r.accepted[0]!.body.replace('door', 'DOOR'), h as Record<string, string>)).toThrow();
+    // The documented by-hand check agrees.
+    expect(r.accepted.every((q) => verifyByHand(secret, q.headers as Record<string, string>, q.body))).toBe(true);
+    expect(verifyByHand(secret, h as Record<string, string>, r.accepted[0]!.body.replace('door', 'DOOR'))).toBe(false);
 
     const deliveries = (await api('GET', `/webhooks/${id}/deliveries`)).body;
     expect(deliveries.total).toBe(3);
