@@ -29,6 +29,7 @@ import { templateRoutes } from './features/templates/routes.ts';
 import { TemplateService } from './features/templates/service.ts';
 import { createPrivateAddressList } from './features/webhooks/address.ts';
 import { WebhookDispatcher } from './features/webhooks/dispatcher.ts';
+import { registerWebhookMetrics } from './features/webhooks/metrics.ts';
 import { WebhooksRepo } from './features/webhooks/repo.ts';
 import { webhookRoutes } from './features/webhooks/routes.ts';
 import { WebhookSender } from './features/webhooks/sender.ts';
@@ -124,6 +125,7 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
   ];
   const workers: Worker[] = [services.generator, services.webhookDispatcher];
   const metrics = createMetrics(db, config.version);
+  registerWebhookMetrics(metrics, services.webhooks);
 
   const expressApp = createHttpApp({
     routes,

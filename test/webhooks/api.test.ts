@@ -128,6 +128,13 @@ describe('webhooks API', () => {
     expect(await api('POST', `/webhooks/${hook.id}/test`)).toMatchObject({ status: 409, body: { data: null, error: 'Webhook is not active' } });
   });
 
+  it('exposes delivery and endpoint gauges on /metrics', async () => {
+    const res = await fetch(`${server.url}/metrics`);
+    const text = await res.text();
+    expect(text).toMatch(/^waymark_webhook_deliveries\{status="succeeded"\} [1-9]\d*$/m);
+    expect(text).toMatch(/^waymark_webhook_endpoints\{state="active"\} [1-9]\d*$/m);
+  });
+
   it('lists the webhook routes in the OpenAPI document', async () => {
     const doc = (await api('GET', '/v1/openapi.json')).body;
     for (const p of ['/webhooks', '/webhooks/{id}', '/webhooks/{id}/rotate-secret', '/webhooks/{id}/test', '/webhooks/{id}/deliveries', '/webhooks/{id}/deliveries/{deliveryId}/redeliver']) {

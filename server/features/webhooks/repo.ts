@@ -136,6 +136,8 @@ export class WebhooksRepo {
       requeue: db.prepare(
         `UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = ?, completed_at = NULL WHERE id = ?`,
       ),
+      deliveryCounts: db.prepare('SELECT status, COUNT(*) AS n FROM webhook_deliveries GROUP BY status'),
+      endpointCounts: db.prepare('SELECT active, COUNT(*) AS n FROM webhooks GROUP BY active'),
       attemptsFor: db.prepare(
         'SELECT delivery_id, attempt, started_at, duration_ms, status_code, error, succeeded FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt',
       ),
@@ -247,6 +249,15 @@ export class WebhooksRepo {
       ...a,
       succeeded: a.succeeded === 1,
     }));
+  }
+
+  /** Deliveries by status and endpoints by state, for /metrics. */
+  stats(): { deliveries: Record<string, number>; endpoints: { active: number; inactive: number } } {
+    const deliveries: Record<string, number> = { pending: 0, succeeded: 0, failed: 0 };
+    for (const row of this.stmts.deliveryCounts.all() as Array<{ status: string; n: number }>) deliveries[row.status] = row.n;
+    const endpoints = { active: 0, inactive: 0 };
+    for (const row of this.stmts.endpointCounts.all() as Array<{ active: number; n: number }>) endpoints[row.active ? 'active' : 'inactive'] = row.n;
+    return { deliveries, endpoints };
   }
 
   listDeliveries(webhookId: string, filter: { status?: DeliveryStatus | undefined; limit: number; offset: number }): { rows: DeliveryRow[]; total: number } {

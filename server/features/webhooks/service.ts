@@ -317,6 +317,10 @@ export class WebhookService {
     }
   }
 
+  stats(): ReturnType<WebhooksRepo['stats']> {
+    return this.deps.repo.stats();
+  }
+
   /** Queue heads of active endpoints (one per endpoint: per-endpoint order is strict). */
   queueHeads(): QueueHead[] {
     return this.deps.repo.heads();
