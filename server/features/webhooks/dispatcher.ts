@@ -9,6 +9,8 @@ export interface DispatcherLogger {
 
 /** Longest sleep between looks at the queue (guards against clock jumps). */
 const MAX_SLEEP_MS = 60_000;
+/** After an unexpected error in an endpoint's loop (e.g. the database is busy), wait this long. */
+const ERROR_PAUSE_MS = 5_000;
 
 /**
  * Background worker that delivers webhooks. It wakes when an event is recorded
@@ -24,6 +26,8 @@ export class WebhookDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private readonly running = new Map<string, Promise<void>>();
   private readonly inFlight = new Set<AbortController>();
+  /** Endpoints whose loop failed unexpectedly: not restarted before this (wall-clock) time. */
+  private readonly pausedUntil = new Map<string, number>();
   private unsubscribe: Array<() => void> = [];
 
   private readonly service: WebhookService;
@@ -78,6 +82,15 @@ export class WebhookDispatcher {
       let earliest = Infinity;
       for (const head of this.service.queueHeads()) {
         if (this.running.has(head.webhook_id)) continue;
+        const pause = this.pausedUntil.get(head.webhook_id);
+        if (pause !== undefined) {
+          const left = pause - Date.now();
+          if (left > 0) {
+            earliest = Math.min(earliest, now + left);
+            continue;
+          }
+          this.pausedUntil.delete(head.webhook_id);
+        }
         const due = head.next_attempt_at === null ? now : Date.parse(head.next_attempt_at);
         if (due <= now) this.run(head.webhook_id);
         else earliest = Math.min(earliest, due);
@@ -120,7 +133,10 @@ export class WebhookDispatcher {
       }
     };
     const promise = loop()
-      .catch((err: unknown) => this.logger.error(`webhooks: delivery loop for ${webhookId} failed`, err))
+      .catch((err: unknown) => {
+        this.logger.error(`webhooks: delivery loop for ${webhookId} failed; pausing it for ${ERROR_PAUSE_MS / 1000} s`, err);
+        this.pausedUntil.set(webhookId, Date.now() + ERROR_PAUSE_MS);
+      })
       .finally(() => {
         this.running.delete(webhookId);
         this.wake();

@@ -57,10 +57,12 @@ export class WebhookSender {
     const { timeoutMs, publicOnly, privateList, userAgent } = this.options;
     return new Promise<SendResult>((resolve) => {
       let settled = false;
+      let timer: NodeJS.Timeout | undefined = undefined; // set below; finish() may run first
+      let onAbort = () => {};
       const finish = (statusCode: number | null, error: string | null, aborted = false) => {
         if (settled) return;
         settled = true;
-        clearTimeout(timer);
+        if (timer) clearTimeout(timer);
         signal.removeEventListener('abort', onAbort);
         resolve({ statusCode, error, durationMs: Math.max(0, Math.round(performance.now() - started)), aborted });
       };
@@ -104,13 +106,13 @@ export class WebhookSender {
         ...(lookup ? { lookup: lookup as unknown as typeof dnsLookup } : {}),
       });
 
-      const onAbort = () => {
+      onAbort = () => {
         req.destroy();
         finish(null, 'Aborted (service stopping)', true);
       };
-      const timer = setTimeout(() => {
+      timer = setTimeout(() => {
         req.destroy();
-        finish(null, `Timed out after ${Math.round(timeoutMs / 1000)} s`);
+        finish(null, `Timed out after ${timeoutMs / 1000} s`);
       }, timeoutMs);
       if (signal.aborted) {
         onAbort();
