@@ -20,6 +20,22 @@ function verified(secret: string, req: { headers: Record<string, unknown>; body:
   return { id: req.headers['webhook-id'] as string, ...body };
 }
 
+/** A node.scanned payload shaped like the scans feature's (its branch records these from its writer). */
+function scanData(scanId: string, n: number) {
+  return {
+    scan_id: scanId,
+    node: { id: '6f1c3f4e-0000-4000-8000-000000000001', slug: 'KRZ4TTC6' },
+    timestamp: new Date().toISOString(),
+    device_type: 'mobile',
+    os: n % 2 ? 'android' : 'ios',
+    browser: 'Chrome',
+    country: 'DE',
+    source: n % 2 ? 'nfc' : 'qr',
+    rule_id: null,
+    outcome: 'served',
+  };
+}
+
 /** The by-hand verification from docs/webhooks.md, verbatim (keeps the docs honest). */
 function verifyByHand(secret: string, headers: Record<string, string>, rawBody: string): boolean {
   const id = headers['webhook-id'];
@@ -223,10 +239,10 @@ describe('webhook delivery (real receivers on loopback)', () => {
     const { db } = server.running;
     const { outbox } = server.running.app.services;
     const started = performance.now();
-    db.transaction(() => outbox.record(server.orgId, 'node.scanned', { id: 'scan-1', node_id: 'n', slug: 'ABCDEFGH', source: 'qr' }))();
+    db.transaction(() => outbox.record(server.orgId, 'node.scanned', scanData('scan-1', 0)))();
     await r.waitFor((x) => x.accepted.length >= 1, 5000, 'node.scanned');
     expect(r.accepted[0]!.at - started).toBeLessThan(1000);
-    expect(verified(secret, r.accepted[0]!)).toMatchObject({ type: 'node.scanned', data: { id: 'scan-1' } });
+    expect(verified(secret, r.accepted[0]!)).toMatchObject({ type: 'node.scanned', data: { scan_id: 'scan-1' } });
   });
 
   it('5,000 node.scanned events in a burst give 5,000 deliveries with 5,000 distinct ids, in order', { timeout: 180_000 }, async () => {
@@ -240,7 +256,7 @@ describe('webhook delivery (real receivers on loopback)', () => {
       db.transaction(() => {
         for (let i = 0; i < 500; i++) {
           const n = chunk * 500 + i;
-          eventIds.push(outbox.record(server.orgId, 'node.scanned', { id: `scan-${n}`, n, slug: 'ABCDEFGH', source: n % 2 ? 'nfc' : 'qr' }));
+          eventIds.push(outbox.record(server.orgId, 'node.scanned', scanData(`scan-${n}`, n)));
         }
       })();
     }
@@ -249,7 +265,7 @@ describe('webhook delivery (real receivers on loopback)', () => {
     const got = r.accepted.map((q) => verified(secret, q));
     expect(new Set(got.map((e) => e.id)).size).toBe(5000);
     expect(got.map((e) => e.id)).toEqual(eventIds);
-    expect(got.map((e) => e.data.n)).toEqual(Array.from({ length: 5000 }, (_, i) => i));
+    expect(got.map((e) => e.data.scan_id)).toEqual(Array.from({ length: 5000 }, (_, i) => `scan-${i}`));
     const list = (await api('GET', `/webhooks/${id}/deliveries?status=succeeded&limit=1`)).body;
     expect(list.total).toBe(5000);
   });
