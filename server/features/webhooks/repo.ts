@@ -116,7 +116,9 @@ export class WebhooksRepo {
       delivery: db.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = ?`),
       deliveryByEvent: db.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = ? AND event_id = ?`),
       head: db.prepare(
-        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = ? AND status = 'pending' ORDER BY seq LIMIT 1`,
+        // INDEXED BY: without statistics the planner picks the list index and walks every delivery.
+        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries INDEXED BY webhook_deliveries_pending
+          WHERE webhook_id = ? AND status = 'pending' ORDER BY seq LIMIT 1`,
       ),
       heads: db.prepare(
         `SELECT d.webhook_id AS webhook_id, MIN(d.seq) AS seq, d.next_attempt_at AS next_attempt_at
@@ -146,6 +148,25 @@ export class WebhooksRepo {
 
   transaction<T>(fn: () => T): T {
     return this.db.transaction(fn)();
+  }
+
+  /**
+   * A transaction committed without waiting for fsync (synchronous=NORMAL for this commit only,
+   * restored after). In WAL mode it survives a process crash; a power cut may lose it, which for
+   * delivery bookkeeping means at worst an event is fanned out again from the outbox or sent
+   * again under the same webhook-id: at-least-once still holds. The next FULL commit (any API
+   * write) syncs it. Not for use inside another transaction.
+   */
+  relaxedTransaction<T>(fn: () => T): T {
+    if (this.db.inTransaction) return this.db.transaction(fn)();
+    const previous = this.db.pragma('synchronous', { simple: true }) as number;
+    if (previous !== 2 && previous !== 3) return this.db.transaction(fn)();
+    this.db.pragma('synchronous = NORMAL');
+    try {
+      return this.db.transaction(fn)();
+    } finally {
+      this.db.pragma(`synchronous = ${previous}`);
+    }
   }
 
   // ---- endpoints ----

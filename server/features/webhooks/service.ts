@@ -279,7 +279,7 @@ export class WebhookService {
     const { repo } = this.deps;
     let total = 0;
     for (;;) {
-      const count = repo.transaction(() => {
+      const count = repo.relaxedTransaction(() => {
         const cursor = repo.fanoutCursor();
         const events = repo.eventsAfter(cursor, FANOUT_CHUNK);
         if (events.length === 0) return 0;
@@ -369,7 +369,7 @@ export class WebhookService {
   /** Records an attempt's outcome: success, a retry at the next back-off step, or give-up; may disable the endpoint. */
   recordOutcome(job: DeliveryJob, result: SendResult, startedAtMs: number): void {
     const { repo, clock, settings } = this.deps;
-    repo.transaction(() => {
+    repo.relaxedTransaction(() => {
       const webhook = repo.get(job.webhook.id);
       const delivery = repo.delivery(job.delivery.id);
       if (!webhook || !delivery) return; // deleted meanwhile
