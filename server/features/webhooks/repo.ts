@@ -120,11 +120,10 @@ export class WebhooksRepo {
         `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries INDEXED BY webhook_deliveries_pending
           WHERE webhook_id = ? AND status = 'pending' ORDER BY seq LIMIT 1`,
       ),
-      heads: db.prepare(
-        `SELECT d.webhook_id AS webhook_id, MIN(d.seq) AS seq, d.next_attempt_at AS next_attempt_at
-           FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id
-          WHERE d.status = 'pending' AND w.active = 1
-          GROUP BY d.webhook_id`,
+      activeIds: db.prepare('SELECT id FROM webhooks WHERE active = 1').pluck(),
+      headOf: db.prepare(
+        `SELECT webhook_id, seq, next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_pending
+          WHERE webhook_id = ? AND status = 'pending' ORDER BY seq LIMIT 1`,
       ),
       finishAttempt: db.prepare(
         `UPDATE webhook_deliveries SET status = @status, attempts = attempts + 1, round_attempts = round_attempts + 1,
@@ -250,7 +249,13 @@ export class WebhooksRepo {
 
   /** The queue head of every active endpoint that has pending deliveries. */
   heads(): QueueHead[] {
-    return this.stmts.heads.all() as QueueHead[];
+    // One index seek per active endpoint (a scan of all pending rows would grow with a backlog).
+    const heads: QueueHead[] = [];
+    for (const id of this.stmts.activeIds.all() as string[]) {
+      const head = this.stmts.headOf.get(id) as QueueHead | undefined;
+      if (head) heads.push(head);
+    }
+    return heads;
   }
 
   recordAttempt(
