@@ -181,6 +181,28 @@ describe('webhook delivery (real receivers on loopback)', () => {
     expect((await api('POST', `/webhooks/${id}/deliveries/msg_unknown/redeliver`)).body).toEqual({ data: null, error: 'Delivery not found' });
   });
 
+  it('a test event queues behind the backlog and retries a backed-off head at once', async () => {
+    let up = false;
+    const r = await receiver(() => (up ? 200 : 500));
+    const { id, secret } = await hook(r.url, ['node.created']);
+    const node = await createNode('test-behind');
+    // Four failed attempts (0, ~5 ms, ~305 ms, ~2.1 s): the next is ~7.2 s away.
+    const waiting = await eventually(async () => {
+      const d = (await api('GET', `/webhooks/${id}/deliveries`)).body.data[0];
+      return d && d.attempt_count >= 4 ? d : undefined;
+    }, 15_000, 'four failed attempts');
+    up = true;
+    const test = await api('POST', `/webhooks/${id}/test`);
+    expect(test.status).toBe(202);
+    await r.waitFor((x) => x.accepted.length >= 2, 15_000, 'the head and the test event');
+    expect(r.accepted.map((q) => verified(secret, q).type)).toEqual(['node.created', 'webhook.test']);
+    expect(verified(secret, r.accepted[0]!).data.id).toBe(node.id);
+    const head = (await api('GET', `/webhooks/${id}/deliveries/${waiting.id}`)).body.data;
+    expect(head.attempts).toHaveLength(5);
+    // Sent before its scheduled retry time: the test moved it up.
+    expect(Date.parse(head.attempts[4].at)).toBeLessThan(Date.parse(waiting.next_attempt_at));
+  });
+
   it('a receiver that was down gets everything afterwards, in order', async () => {
     const port = await freePort();
     const url = `http://127.0.0.1:${port}/hook`;

@@ -134,6 +134,7 @@ export class WebhooksRepo {
         `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, succeeded)
          VALUES (@delivery_id, @attempt, @started_at, @duration_ms, @status_code, @error, @succeeded)`,
       ),
+      expedite: db.prepare(`UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending'`),
       requeue: db.prepare(
         `UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = ?, completed_at = NULL WHERE id = ?`,
       ),
@@ -264,6 +265,11 @@ export class WebhooksRepo {
   ): void {
     this.stmts.insertAttempt.run({ ...attempt, succeeded: attempt.succeeded ? 1 : 0 });
     this.stmts.finishAttempt.run(outcome);
+  }
+
+  /** Moves a pending delivery's next attempt to `at`, keeping its place in the retry schedule. */
+  expedite(id: string, at: string): void {
+    this.stmts.expedite.run(at, id);
   }
 
   requeue(id: string, at: string): void {

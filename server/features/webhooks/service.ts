@@ -183,7 +183,11 @@ export class WebhookService {
     });
   }
 
-  /** Queues a `webhook.test` event for this endpoint only and returns its delivery. */
+  /**
+   * Queues a `webhook.test` event for this endpoint only and returns its delivery. The test
+   * takes its place in the endpoint's ordered queue; if the queue head is waiting to be
+   * retried, it is retried now (a test is how a user checks a fixed receiver).
+   */
   sendTest(orgId: string, id: string): DeliveryRow {
     const { repo, outbox } = this.deps;
     const row = this.get(orgId, id);
@@ -198,6 +202,12 @@ export class WebhookService {
     this.fanOut();
     const delivery = repo.deliveryByEvent(row.id, eventId);
     if (!delivery) throw new Error('test delivery was not queued');
+    const head = repo.head(row.id);
+    const now = this.now();
+    if (head && head.id !== delivery.id && head.next_attempt_at !== null && head.next_attempt_at > now) {
+      repo.expedite(head.id, now);
+      this.queueChanged();
+    }
     return delivery;
   }
 
