@@ -24,6 +24,8 @@ export interface WebhookSettings {
   timeoutMs: number;
   /** An endpoint failing continuously for this long is disabled. Default 5 days. */
   disableAfterMs: number;
+  /** Finished deliveries (and their attempt logs) are kept this long. Default 30 days. */
+  retentionMs: number;
 }
 
 export const defaultWebhookSettings: WebhookSettings = {
@@ -31,6 +33,7 @@ export const defaultWebhookSettings: WebhookSettings = {
   retryBaseMs: 5000,
   timeoutMs: 15_000,
   disableAfterMs: 5 * 24 * 60 * 60 * 1000,
+  retentionMs: 30 * 24 * 60 * 60 * 1000,
 };
 
 export const VERSION: string = (

@@ -120,5 +120,15 @@ describe('webhook give-up and automatic disabling (injected clock, production sc
     expect((await api('PATCH', `/webhooks/${target.id}`, { active: true })).body.data).toMatchObject({ active: true, disabled: null, failing_since: null });
     await bad.waitFor((r) => r.accepted.length >= 4, 5000, 'the four messages');
     expect(bad.accepted.map((r) => JSON.parse(r.body).data.id)).toEqual([first.id, second.id, third.id, fourth.id]);
+
+    // Finished deliveries are kept 30 days, then forgotten (pending ones never are).
+    await recorded(attemptsWhenDisabled + 4);
+    clock.advance(29 * 24 * HOUR);
+    server.running.app.services.webhookDispatcher.wake();
+    await new Promise((r) => setTimeout(r, 50));
+    expect((await api('GET', `/webhooks/${target.id}/deliveries`)).body.total).toBe(4);
+    clock.advance(2 * 24 * HOUR);
+    server.running.app.services.webhookDispatcher.wake();
+    await eventually(async () => ((await api('GET', `/webhooks/${target.id}/deliveries`)).body.total === 0 ? true : undefined), 5000, 'the prune');
   });
 });

@@ -41,6 +41,7 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX webhook_deliveries_pending ON webhook_deliveries(webhook_id, seq) WHERE status = 'pending';
 CREATE INDEX webhook_deliveries_list ON webhook_deliveries(webhook_id, seq DESC);
+CREATE INDEX webhook_deliveries_done ON webhook_deliveries(completed_at) WHERE status <> 'pending';
 
 CREATE TABLE webhook_attempts (
   id          INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -11,6 +11,8 @@ export interface DispatcherLogger {
 const MAX_SLEEP_MS = 60_000;
 /** After an unexpected error in an endpoint's loop (e.g. the database is busy), wait this long. */
 const ERROR_PAUSE_MS = 5_000;
+/** How often (by the injected clock) finished deliveries past their retention are deleted. */
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 /**
  * Background worker that delivers webhooks. It wakes when an event is recorded
@@ -29,6 +31,7 @@ export class WebhookDispatcher {
   /** Endpoints whose loop failed unexpectedly: not restarted before this (wall-clock) time. */
   private readonly pausedUntil = new Map<string, number>();
   private unsubscribe: Array<() => void> = [];
+  private lastPrune = -Infinity;
 
   private readonly service: WebhookService;
   private readonly sender: WebhookSender;
@@ -79,6 +82,11 @@ export class WebhookDispatcher {
     try {
       this.service.fanOut();
       const now = this.clock.now();
+      if (now - this.lastPrune >= PRUNE_EVERY_MS) {
+        const limit = 2000;
+        if (this.service.pruneFinished(limit) < limit) this.lastPrune = now;
+        else this.wake(); // more to delete: continue on the next turn of the event loop
+      }
       let earliest = Infinity;
       for (const head of this.service.queueHeads()) {
         if (this.running.has(head.webhook_id)) continue;

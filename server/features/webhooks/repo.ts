@@ -138,6 +138,11 @@ export class WebhooksRepo {
       requeue: db.prepare(
         `UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = ?, completed_at = NULL WHERE id = ?`,
       ),
+      prune: db.prepare(
+        `DELETE FROM webhook_deliveries WHERE seq IN (
+           SELECT seq FROM webhook_deliveries INDEXED BY webhook_deliveries_done
+            WHERE status <> 'pending' AND completed_at < ? LIMIT ?)`,
+      ),
       deliveryCounts: db.prepare('SELECT status, COUNT(*) AS n FROM webhook_deliveries GROUP BY status'),
       endpointCounts: db.prepare('SELECT active, COUNT(*) AS n FROM webhooks GROUP BY active'),
       attemptsFor: db.prepare(
@@ -281,6 +286,11 @@ export class WebhooksRepo {
       ...a,
       succeeded: a.succeeded === 1,
     }));
+  }
+
+  /** Deletes up to `limit` finished deliveries (their attempts cascade) completed before `before`. */
+  pruneFinished(before: string, limit: number): number {
+    return this.stmts.prune.run(before, limit).changes;
   }
 
   /** Deliveries by status and endpoints by state, for /metrics. */

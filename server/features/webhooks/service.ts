@@ -327,6 +327,15 @@ export class WebhookService {
     }
   }
 
+  /**
+   * Forgets finished deliveries older than the retention period, at most `limit` per call (so a
+   * large backlog is deleted in steps, not in one long transaction). Returns how many went.
+   */
+  pruneFinished(limit = 2000): number {
+    const before = new Date(this.deps.clock.now() - this.deps.settings.retentionMs).toISOString();
+    return this.deps.repo.relaxedTransaction(() => this.deps.repo.pruneFinished(before, limit));
+  }
+
   stats(): ReturnType<WebhooksRepo['stats']> {
     return this.deps.repo.stats();
   }
