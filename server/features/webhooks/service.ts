@@ -141,7 +141,7 @@ export class WebhookService {
       if (input.description !== undefined) next.description = input.description;
       if (input.active !== undefined) {
         next.active = input.active;
-        if (input.active) {
+        if (input.active && !row.active) {
           // Re-enabling clears the automatic disable and retries the queue head at once.
           next.disabled_at = null;
           next.disabled_reason = null;
