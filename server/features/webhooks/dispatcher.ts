@@ -111,9 +111,11 @@ export class WebhookDispatcher {
   }
 
   private sleepUntil(at: number, now: number): void {
+    if (this.stopped) return;
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    if (!Number.isFinite(at)) return;
+    // Nothing scheduled: still look again within MAX_SLEEP_MS (events written by another
+    // connection without a notification, retention pruning).
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.wake();
