@@ -67,4 +67,42 @@ describe('webhook delivery across a crash (SIGKILL of the real CLI server)', () 
     expect(after.data.every((d: { status: string }) => d.status === 'succeeded')).toBe(true);
     expect(after.data.at(-1).attempt_count).toBe(failedBefore + 1);
   });
+
+  it('a delivery in flight when the server is killed is sent again after the restart, under the same id', { timeout: 60_000 }, async () => {
+    const dir = tempDataDir('waymark-webhook-crash2-');
+    let holding = true;
+    let release: (() => void) | undefined;
+    const r = await new Receiver(async () => {
+      if (holding) await new Promise<void>((resolve) => (release = resolve));
+      return 204;
+    }).listen();
+    let p = await spawnServer(dir);
+    try {
+      const apiKey = await eventually(() => /(wmk_[A-Za-z0-9]+)/.exec(p.output())?.[1], 5000, 'the first API key');
+      const api = (method: string, path: string, body?: unknown) => apiRequest(p.url, method, path, body, apiKey);
+      const { secret } = (await api('POST', '/webhooks', { url: r.url, events: ['node.created'] })).body.data;
+      const a = (await api('POST', '/nodes', { label: 'a', function_type: 'redirect', payload: { url: 'https://example.com/a' } })).body.data;
+      const b = (await api('POST', '/nodes', { label: 'b', function_type: 'redirect', payload: { url: 'https://example.com/b' } })).body.data;
+      await r.waitFor((x) => x.requests.length >= 1, 10_000, 'the first request to be in flight');
+      await p.kill(); // the receiver has the request; the server never learns the answer
+      holding = false;
+      release?.();
+
+      p = await spawnServer(dir);
+      await r.waitFor((x) => x.accepted.length >= 3, 20_000, 'the resend and the second event');
+      const got = r.accepted.map((q) => ({
+        id: q.headers['webhook-id'],
+        node: (new StandardWebhook(secret).verify(q.body, q.headers as Record<string, string>) as { data: { id: string } }).data.id,
+      }));
+      // At least once: the first event twice (the in-flight answer was lost), with the same id; then the second.
+      expect(got.map((g) => g.node)).toEqual([a.id, a.id, b.id]);
+      expect(got[0]!.id).toBe(got[1]!.id);
+      expect(got[2]!.id).not.toBe(got[0]!.id);
+      expect(r.requests).toHaveLength(3);
+    } finally {
+      await p.kill();
+      await r.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
