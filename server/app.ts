@@ -27,6 +27,13 @@ import { SlugAllocator } from './features/slugs/allocator.ts';
 import { TemplatesRepo } from './features/templates/repo.ts';
 import { templateRoutes } from './features/templates/routes.ts';
 import { TemplateService } from './features/templates/service.ts';
+import { createPrivateAddressList } from './features/webhooks/address.ts';
+import { WebhookDispatcher } from './features/webhooks/dispatcher.ts';
+import { registerWebhookMetrics } from './features/webhooks/metrics.ts';
+import { WebhooksRepo } from './features/webhooks/repo.ts';
+import { webhookRoutes } from './features/webhooks/routes.ts';
+import { WebhookSender } from './features/webhooks/sender.ts';
+import { WebhookService } from './features/webhooks/service.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -65,7 +72,7 @@ export interface App {
   routes: readonly AnyRouteSpec[];
 }
 
-function createServices(db: Database, clock: Clock, config: AppConfig) {
+function createServices(db: Database, clock: Clock, config: AppConfig, logger: Logger) {
   const outbox = new Outbox(db, clock);
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
@@ -89,7 +96,16 @@ function createServices(db: Database, clock: Clock, config: AppConfig) {
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator };
+  const privateList = createPrivateAddressList();
+  const webhooks = new WebhookService({ repo: new WebhooksRepo(db), outbox, clock, settings: config.webhooks, privateList });
+  const webhookSender = new WebhookSender({
+    timeoutMs: config.webhooks.timeoutMs,
+    publicOnly: config.webhooks.publicOnly,
+    privateList,
+    userAgent: `Waymark-Webhooks/${config.version}`,
+  });
+  const webhookDispatcher = new WebhookDispatcher({ service: webhooks, sender: webhookSender, outbox, clock, logger });
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, webhooks, webhookDispatcher };
 }
 
 /**
@@ -97,7 +113,7 @@ function createServices(db: Database, clock: Clock, config: AppConfig) {
  * passed in, nothing is module-global.
  */
 export function createApp({ db, clock, config, logger = consoleLogger }: CreateAppOptions): App {
-  const services = createServices(db, clock, config);
+  const services = createServices(db, clock, config, logger);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
@@ -105,9 +121,11 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
     ...batchRoutes(services.batches, services.generator),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
+    ...webhookRoutes(services.webhooks),
   ];
-  const workers: Worker[] = [services.generator];
+  const workers: Worker[] = [services.generator, services.webhookDispatcher];
   const metrics = createMetrics(db, config.version);
+  registerWebhookMetrics(metrics, services.webhooks);
 
   const expressApp = createHttpApp({
     routes,

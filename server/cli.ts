@@ -26,15 +26,36 @@ program
   .addOption(dataOption())
   .addOption(new Option('--scan-base <url>', 'public address printed on tags (default: the listening URL)').env('WAYMARK_SCAN_BASE'))
   .addOption(new Option('--trust-proxy', 'honour X-Forwarded-For and CF-IPCountry from a reverse proxy (env: WAYMARK_TRUST_PROXY)'))
-  .action(async (opts: { host: string; port: number | string; data: string; scanBase?: string; trustProxy?: boolean }) => {
+  .addOption(
+    new Option('--webhooks-public-only', 'refuse webhook receivers on private or loopback addresses (env: WAYMARK_WEBHOOKS_PUBLIC_ONLY)'),
+  )
+  .addOption(
+    new Option('--webhook-retry-base-ms <ms>', 'first webhook retry delay; later ones scale from it (tests)')
+      .env('WAYMARK_WEBHOOK_RETRY_BASE_MS')
+      .argParser(parseMs)
+      .hideHelp(),
+  )
+  .action(async (opts: {
+    host: string;
+    port: number | string;
+    data: string;
+    scanBase?: string;
+    trustProxy?: boolean;
+    webhooksPublicOnly?: boolean;
+    webhookRetryBaseMs?: number;
+  }) => {
     if (opts.scanBase !== undefined && !/^https?:\/\/[^/\s]+(\/[^\s]*)?$/i.test(opts.scanBase)) {
       fail('--scan-base must be an http(s) URL such as https://w.example.com');
     }
     const port = typeof opts.port === 'string' ? parsePort(opts.port) : opts.port;
     const trustProxy = opts.trustProxy === true || envFlag('WAYMARK_TRUST_PROXY');
+    const webhooks = {
+      publicOnly: opts.webhooksPublicOnly === true || envFlag('WAYMARK_WEBHOOKS_PUBLIC_ONLY'),
+      retryBaseMs: opts.webhookRetryBaseMs,
+    };
     let running: Awaited<ReturnType<typeof startServer>>;
     try {
-      running = await startServer({ host: opts.host, port, dataDir: opts.data, scanBase: opts.scanBase, trustProxy });
+      running = await startServer({ host: opts.host, port, dataDir: opts.data, scanBase: opts.scanBase, trustProxy, webhooks });
     } catch (err) {
       fail(startupError(err, opts.host, port, opts.data));
     }
@@ -156,6 +177,11 @@ function parsePort(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) fail(`invalid port: ${value}`);
   return port;
+}
+
+function parseMs(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) fail(`invalid number of milliseconds: ${value}`);
+  return Number(value);
 }
 
 function nonBlank(value: string, flag: string): string {

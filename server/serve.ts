@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { type App, createApp, type Logger, consoleLogger } from './app.ts';
-import { makeConfig } from './config.ts';
+import { makeConfig, type WebhookSettings } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 
@@ -15,6 +15,8 @@ export interface ServeOptions {
   trustProxy?: boolean | undefined;
   clock?: Clock;
   logger?: Logger;
+  /** Webhook delivery settings; unset fields keep their defaults. */
+  webhooks?: Partial<WebhookSettings> | undefined;
 }
 
 export interface RunningServer {
@@ -62,6 +64,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     publicUrl: url,
     trustProxy: options.trustProxy ?? false,
     dataDir: options.dataDir,
+    webhooks: options.webhooks,
   });
   const app = createApp({ db, clock, config, logger });
   server.on('request', app.handle);

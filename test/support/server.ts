@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../server/app.ts';
+import type { WebhookSettings } from '../../server/config.ts';
 import type { Clock } from '../../server/platform/clock.ts';
 import { type RunningServer, startServer } from '../../server/serve.ts';
 
@@ -43,6 +44,7 @@ export interface TestServerOptions {
    * (the first-run developer key allows 20 requests a second). Rate-limit tests leave it unset.
    */
   limits?: 'developer' | 'unlimited';
+  webhooks?: Partial<WebhookSettings>;
 }
 
 export const UNLIMITED = { standard_per_minute: 1_000_000, batch_per_minute: 1_000_000, burst_per_second: 1_000_000 };
@@ -55,6 +57,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     dataDir,
     scanBase: options.scanBase,
     trustProxy: options.trustProxy,
+    webhooks: options.webhooks,
     logger: quietLogger,
     ...(options.clock ? { clock: options.clock } : {}),
   });
