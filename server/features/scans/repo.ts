@@ -1,0 +1,112 @@
+/**
+ * SQL for scans: resolving slugs for the scan path, recording scan events, the daily salt, the
+ * cache epoch, roll-ups and analytics queries. Prepared statements only.
+ */
+import type { Database, Statement } from 'better-sqlite3';
+
+export interface NodeRowForScan {
+  id: string;
+  org_id: string;
+  slug: string;
+  function_type: string;
+  payload_json: string;
+  status: string;
+}
+
+export interface RuleRowForScan {
+  id: string;
+  rule_type: string;
+  conditions_json: string;
+  function_type: string;
+  payload_json: string;
+  priority: number;
+  enabled: number;
+  created_at: string;
+}
+
+export interface ScanEventInsert {
+  node_id: string;
+  org_id: string;
+  ts: number;
+  device_type: string;
+  os: string;
+  browser: string | null;
+  country: string | null;
+  source: string;
+  rule_id: string | null;
+  outcome: string;
+  is_bot: number;
+  visitor_hash: string;
+}
+
+export interface ScanEventRow extends ScanEventInsert {
+  id: number;
+}
+
+export class ScanRepo {
+  readonly db: Database;
+  private readonly epochStmt: Statement;
+  private readonly nodeStmt: Statement;
+  private readonly slugStmt: Statement;
+  private readonly rulesStmt: Statement;
+  private readonly insertStmt: Statement;
+  private readonly countStmt: Statement;
+  private readonly saltGet: Statement;
+  private readonly saltPut: Statement;
+
+  constructor(db: Database) {
+    this.db = db;
+    this.epochStmt = db.prepare('SELECT epoch FROM scan_cache_epoch WHERE id = 1').pluck();
+    this.nodeStmt = db.prepare('SELECT id, org_id, slug, function_type, payload_json, status FROM nodes WHERE slug = ?');
+    this.slugStmt = db.prepare('SELECT deleted_at FROM slugs WHERE slug = ?');
+    this.rulesStmt = db.prepare(
+      'SELECT id, rule_type, conditions_json, function_type, payload_json, priority, enabled, created_at FROM rules WHERE node_id = ? ORDER BY priority, created_at, id',
+    );
+    this.insertStmt = db.prepare(
+      `INSERT INTO scan_events (node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash)
+       VALUES (@node_id, @org_id, @ts, @device_type, @os, @browser, @country, @source, @rule_id, @outcome, @is_bot, @visitor_hash)`,
+    );
+    this.countStmt = db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?');
+    this.saltGet = db.prepare('SELECT day, salt FROM scan_salt WHERE id = 1');
+    this.saltPut = db.prepare('INSERT INTO scan_salt (id, day, salt) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET day = excluded.day, salt = excluded.salt');
+  }
+
+  cacheEpoch(): number {
+    return this.epochStmt.get() as number;
+  }
+
+  nodeBySlug(slug: string): NodeRowForScan | undefined {
+    return this.nodeStmt.get(slug) as NodeRowForScan | undefined;
+  }
+
+  /** undefined = never minted; otherwise the tombstone time (null while the node exists). */
+  slugDeletedAt(slug: string): string | null | undefined {
+    const row = this.slugStmt.get(slug) as { deleted_at: string | null } | undefined;
+    return row ? row.deleted_at : undefined;
+  }
+
+  rulesOf(nodeId: string): RuleRowForScan[] {
+    return this.rulesStmt.all(nodeId) as RuleRowForScan[];
+  }
+
+  insertScan(e: ScanEventInsert): number {
+    return Number(this.insertStmt.run(e).lastInsertRowid);
+  }
+
+  addScanCount(nodeId: string, n: number): void {
+    this.countStmt.run(n, nodeId);
+  }
+
+  /** The stored salt for `day`, creating (and so replacing yesterday's) if needed. */
+  saltFor(day: string, fresh: () => string): string {
+    return this.db.transaction(() => {
+      const row = this.saltGet.get() as { day: string; salt: string } | undefined;
+      if (row && row.day === day) return row.salt;
+      // Never go back to an older day's salt (a clock step backwards keeps today's).
+      if (row && row.day > day) return row.salt;
+      const salt = fresh();
+      this.saltPut.run(day, salt);
+      return salt;
+    }).immediate();
+  }
+}
