@@ -4,14 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { openDatabase, type Database } from '../../server/db/database.ts';
-import type { EventSink } from '../../server/features/scans/handler.ts';
 
 export interface Fixture {
   db: Database;
   dir: string;
   file: string;
   orgId: string;
-  events: EventSink;
   node(opts: { slug: string; function_type: string; payload: unknown; status?: string; label?: string }): string;
   rule(nodeId: string, opts: { rule_type: string; conditions: unknown; function_type: string; payload: unknown; priority?: number; enabled?: boolean; created_at?: string }): string;
   close(): void;
@@ -26,18 +24,11 @@ export function createFixture(): Fixture {
   const orgId = randomUUID();
   const now = '2026-11-21T12:00:00.000Z';
   db.prepare('INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)').run(orgId, 'Test org', now);
-  const insertOutbox = db.prepare('INSERT INTO outbox_events (id, org_id, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)');
-  const events: EventSink = {
-    record(org, type, data) {
-      insertOutbox.run(`evt_${randomUUID()}`, org, type, JSON.stringify(data), new Date().toISOString());
-    },
-  };
   return {
     db,
     dir,
     file,
     orgId,
-    events,
     node({ slug, function_type, payload, status = 'active', label = 'Node' }) {
       const id = randomUUID();
       db.prepare('INSERT INTO slugs (slug, org_id, node_id, minted_at) VALUES (?, ?, ?, ?)').run(slug, orgId, id, now);

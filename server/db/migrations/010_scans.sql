@@ -20,7 +20,6 @@ CREATE TABLE scan_events (
   visitor_hash TEXT NOT NULL
 );
 CREATE INDEX scan_events_node_time ON scan_events(node_id, ts DESC, id DESC);
-CREATE INDEX scan_events_org_time ON scan_events(org_id, ts);
 
 -- Hourly counters per node and dimension (dim '' = total), human scans only, kept up to date
 -- from scan_events by the rollup step (watermark in scan_rollup_state) outside the hot path.

