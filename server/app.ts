@@ -27,6 +27,9 @@ import { SlugAllocator } from './features/slugs/allocator.ts';
 import { TemplatesRepo } from './features/templates/repo.ts';
 import { templateRoutes } from './features/templates/routes.ts';
 import { TemplateService } from './features/templates/service.ts';
+import { createScanHandler } from './features/scans/handler.ts';
+import { ScanAnalytics } from './features/scans/analytics.ts';
+import { scanRoutes } from './features/scans/routes.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -89,7 +92,8 @@ function createServices(db: Database, clock: Clock, config: AppConfig) {
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator };
+  const analytics = new ScanAnalytics(db, clock);
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, analytics };
 }
 
 /**
@@ -105,8 +109,9 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
     ...batchRoutes(services.batches, services.generator),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
+    ...scanRoutes({ nodes: services.nodes, analytics: services.analytics, scanBase: config.scanBase }),
   ];
-  const workers: Worker[] = [services.generator];
+  const workers: Worker[] = [services.generator, services.analytics];
   const metrics = createMetrics(db, config.version);
 
   const expressApp = createHttpApp({
@@ -119,7 +124,17 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
     extend: (app) => mountMetrics(app, metrics),
   });
 
+  // The public scan path (/v/<slug>) is answered before Express: it is the hot path.
+  const scans = createScanHandler({
+    db,
+    clock,
+    config,
+    onScansRecorded: () => services.outbox.notifyRecorded(),
+    onError: (err) => logger.error('scan handler failed', err),
+  });
+
   const handle = (req: IncomingMessage, res: ServerResponse) => {
+    if (scans(req, res)) return;
     res.setHeader('X-Request-Id', randomUUID());
     expressApp(req, res);
   };
@@ -129,6 +144,7 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
     start: () => workers.forEach((w) => w.start()),
     stop: async () => {
       await Promise.all(workers.map((w) => w.stop()));
+      await scans.close();
     },
     services,
     express: expressApp,

@@ -38,6 +38,14 @@ export class Outbox {
     return id;
   }
 
+  /**
+   * Tells the listeners that events were written to outbox_events by another connection (the
+   * scan writer's worker thread records `node.scanned` there directly).
+   */
+  notifyRecorded(): void {
+    if (this.listeners.size > 0) queueMicrotask(() => this.listeners.forEach((l) => l()));
+  }
+
   /** Called (asynchronously) whenever an event was recorded: wake-up for delivery workers. */
   onRecorded(listener: () => void): () => void {
     this.listeners.add(listener);

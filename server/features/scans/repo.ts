@@ -110,3 +110,182 @@ export class ScanRepo {
     }).immediate();
   }
 }
+
+// ---- roll-ups and analytics -----------------------------------------------------------------
+
+export const DIMENSIONS = ['device_type', 'os', 'browser', 'country', 'source', 'rule', 'outcome'] as const;
+export type Dimension = (typeof DIMENSIONS)[number];
+
+interface RollupEventRow {
+  id: number;
+  node_id: string;
+  org_id: string;
+  ts: number;
+  device_type: string;
+  os: string;
+  browser: string | null;
+  country: string | null;
+  source: string;
+  rule_id: string | null;
+  outcome: string;
+  is_bot: number;
+  visitor_hash: string;
+}
+
+export interface Scope {
+  kind: 'node' | 'org';
+  id: string;
+}
+
+export class AnalyticsRepo {
+  private readonly db: Database;
+  private readonly watermark: Statement;
+  private readonly setWatermark: Statement;
+  private readonly eventsAfter: Statement;
+  private readonly upsertRollup: Statement;
+  private readonly addVisitor: Statement;
+  private readonly rollUpTx: (max: number) => number;
+
+  constructor(db: Database) {
+    this.db = db;
+    this.watermark = db.prepare('SELECT last_event FROM scan_rollup_state WHERE id = 1').pluck();
+    this.setWatermark = db.prepare('UPDATE scan_rollup_state SET last_event = ? WHERE id = 1');
+    this.eventsAfter = db.prepare(
+      'SELECT id, node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash FROM scan_events WHERE id > ? ORDER BY id LIMIT ?',
+    );
+    this.upsertRollup = db.prepare(
+      `INSERT INTO scan_rollups (node_id, org_id, hour, dim, value, scans) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (node_id, hour, dim, value) DO UPDATE SET scans = scans + excluded.scans`,
+    );
+    this.addVisitor = db.prepare('INSERT OR IGNORE INTO scan_visitor_hours (node_id, hour, visitor_hash, org_id) VALUES (?, ?, ?, ?)');
+    this.rollUpTx = db.transaction((max: number) => this.rollUpChunk(max)).immediate as unknown as (max: number) => number;
+  }
+
+  /** Folds up to `max` new scan events into the roll-ups; returns how many were read. */
+  rollUp(max: number): number {
+    return this.rollUpTx(max);
+  }
+
+  private rollUpChunk(max: number): number {
+    const after = this.watermark.get() as number;
+    const rows = this.eventsAfter.all(after, max) as RollupEventRow[];
+    if (rows.length === 0) return 0;
+    const counts = new Map<string, { node: string; org: string; hour: number; dim: string; value: string; n: number }>();
+    const bump = (node: string, org: string, hour: number, dim: string, value: string) => {
+      const key = `${node}\u0000${hour}\u0000${dim}\u0000${value}`;
+      const c = counts.get(key);
+      if (c) c.n++;
+      else counts.set(key, { node, org, hour, dim, value, n: 1 });
+    };
+    for (const e of rows) {
+      if (e.is_bot) continue;
+      const hour = Math.floor(e.ts / 3_600_000);
+      bump(e.node_id, e.org_id, hour, '', '');
+      bump(e.node_id, e.org_id, hour, 'device_type', e.device_type);
+      bump(e.node_id, e.org_id, hour, 'os', e.os);
+      bump(e.node_id, e.org_id, hour, 'browser', e.browser ?? '');
+      bump(e.node_id, e.org_id, hour, 'country', e.country ?? '');
+      bump(e.node_id, e.org_id, hour, 'source', e.source);
+      bump(e.node_id, e.org_id, hour, 'rule', e.rule_id ?? '');
+      bump(e.node_id, e.org_id, hour, 'outcome', e.outcome);
+      this.addVisitor.run(e.node_id, hour, e.visitor_hash, e.org_id);
+    }
+    for (const c of counts.values()) this.upsertRollup.run(c.node, c.org, c.hour, c.dim, c.value, c.n);
+    this.setWatermark.run((rows[rows.length - 1] as RollupEventRow).id);
+    return rows.length;
+  }
+
+  private where(scope: Scope): string {
+    return scope.kind === 'node' ? 'node_id = ?' : 'org_id = ?';
+  }
+
+  totalScans(scope: Scope, fromHour: number, toHour: number): number {
+    return (this.db
+      .prepare(`SELECT coalesce(sum(scans), 0) FROM scan_rollups WHERE ${this.where(scope)} AND hour >= ? AND hour < ? AND dim = ''`)
+      .pluck()
+      .get(scope.id, fromHour, toHour) as number);
+  }
+
+  uniqueVisitors(scope: Scope, fromHour: number, toHour: number): number {
+    return this.db
+      .prepare(`SELECT count(DISTINCT visitor_hash) FROM scan_visitor_hours WHERE ${this.where(scope)} AND hour >= ? AND hour < ?`)
+      .pluck()
+      .get(scope.id, fromHour, toHour) as number;
+  }
+
+  /** Scans per bucket; `bucketSql` maps `hour` to a bucket number. */
+  seriesScans(scope: Scope, fromHour: number, toHour: number, bucketSql: string): Array<{ bucket: number; scans: number }> {
+    return this.db
+      .prepare(
+        `SELECT ${bucketSql} AS bucket, sum(scans) AS scans FROM scan_rollups
+         WHERE ${this.where(scope)} AND hour >= ? AND hour < ? AND dim = '' GROUP BY bucket`,
+      )
+      .all(scope.id, fromHour, toHour) as Array<{ bucket: number; scans: number }>;
+  }
+
+  seriesVisitors(scope: Scope, fromHour: number, toHour: number, bucketSql: string): Array<{ bucket: number; visitors: number }> {
+    return this.db
+      .prepare(
+        `SELECT ${bucketSql} AS bucket, count(DISTINCT visitor_hash) AS visitors FROM scan_visitor_hours
+         WHERE ${this.where(scope)} AND hour >= ? AND hour < ? GROUP BY bucket`,
+      )
+      .all(scope.id, fromHour, toHour) as Array<{ bucket: number; visitors: number }>;
+  }
+
+  breakdown(scope: Scope, fromHour: number, toHour: number, dim: Dimension): Array<{ value: string; scans: number }> {
+    return this.db
+      .prepare(
+        `SELECT value, sum(scans) AS scans FROM scan_rollups
+         WHERE ${this.where(scope)} AND hour >= ? AND hour < ? AND dim = ? GROUP BY value ORDER BY scans DESC, value`,
+      )
+      .all(scope.id, fromHour, toHour, dim) as Array<{ value: string; scans: number }>;
+  }
+
+  topNodes(orgId: string, fromHour: number, toHour: number, limit: number): Array<{ id: string; slug: string; label: string; scans: number }> {
+    return this.db
+      .prepare(
+        `SELECT n.id, n.slug, n.label, t.scans FROM (
+           SELECT node_id, sum(scans) AS scans FROM scan_rollups
+           WHERE org_id = ? AND hour >= ? AND hour < ? AND dim = '' GROUP BY node_id ORDER BY scans DESC LIMIT ?
+         ) t JOIN nodes n ON n.id = t.node_id ORDER BY t.scans DESC, n.slug`,
+      )
+      .all(orgId, fromHour, toHour, limit) as Array<{ id: string; slug: string; label: string; scans: number }>;
+  }
+
+  nodesScanned(orgId: string, fromHour: number, toHour: number): number {
+    return this.db
+      .prepare(`SELECT count(DISTINCT node_id) FROM scan_rollups WHERE org_id = ? AND hour >= ? AND hour < ? AND dim = ''`)
+      .pluck()
+      .get(orgId, fromHour, toHour) as number;
+  }
+
+  private scanFilter(bots: 'exclude' | 'include' | 'only'): string {
+    return bots === 'include' ? '' : bots === 'only' ? ' AND is_bot = 1' : ' AND is_bot = 0';
+  }
+
+  countScans(nodeId: string, fromMs: number, toMs: number, bots: 'exclude' | 'include' | 'only'): number {
+    return this.db
+      .prepare(`SELECT count(*) FROM scan_events WHERE node_id = ? AND ts >= ? AND ts < ?${this.scanFilter(bots)}`)
+      .pluck()
+      .get(nodeId, fromMs, toMs) as number;
+  }
+
+  /** Newest first (time, then id), via the (node_id, ts DESC, id DESC) index. */
+  listScans(nodeId: string, fromMs: number, toMs: number, bots: 'exclude' | 'include' | 'only', limit: number, offset: number): ScanEventRow[] {
+    return this.db
+      .prepare(
+        `SELECT id, node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash
+         FROM scan_events WHERE node_id = ? AND ts >= ? AND ts < ?${this.scanFilter(bots)} ORDER BY ts DESC, id DESC LIMIT ? OFFSET ?`,
+      )
+      .all(nodeId, fromMs, toMs, limit, offset) as ScanEventRow[];
+  }
+
+  iterateScans(nodeId: string, fromMs: number, toMs: number, bots: 'exclude' | 'include' | 'only'): IterableIterator<ScanEventRow> {
+    return this.db
+      .prepare(
+        `SELECT id, node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash
+         FROM scan_events WHERE node_id = ? AND ts >= ? AND ts < ?${this.scanFilter(bots)} ORDER BY ts DESC, id DESC`,
+      )
+      .iterate(nodeId, fromMs, toMs) as IterableIterator<ScanEventRow>;
+  }
+}

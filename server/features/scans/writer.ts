@@ -66,7 +66,6 @@ export class ScanWriter {
     const results: WriteResult = [];
     const counts = new Map<string, number>();
     const now = Date.now();
-    const createdAt = new Date(now).toISOString();
     for (const s of scans) {
       let id: number;
       try {
@@ -86,10 +85,11 @@ export class ScanWriter {
       results.push(id);
       if (s.is_bot) continue;
       counts.set(s.node_id, (counts.get(s.node_id) ?? 0) + 1);
+      const at = new Date(s.ts).toISOString();
       const data = {
         scan_id: id,
         node: { id: s.node_id, slug: s.slug },
-        timestamp: new Date(s.ts).toISOString(),
+        timestamp: at,
         device_type: s.device_type,
         os: s.os,
         browser: s.browser,
@@ -98,7 +98,7 @@ export class ScanWriter {
         rule_id: s.rule_id,
         outcome: s.outcome,
       };
-      this.insertOutbox.run(outboxEventId(now), s.org_id, 'node.scanned', JSON.stringify(data), createdAt);
+      this.insertOutbox.run(outboxEventId(now), s.org_id, 'node.scanned', JSON.stringify(data), at);
     }
     for (const [nodeId, n] of counts) this.addCount.run(n, nodeId);
     return results;
