@@ -3,23 +3,7 @@ import { buildVcard, buildWifiString, escapeWifi, foldLine } from './vcard.ts';
 import { escapeHtml, renderAction, renderMicrosite } from './pages.ts';
 import { classifyUserAgent, clientIp, headerCountry, visitorHash } from './visitor.ts';
 import { canonicalSlug, parseScanPath } from './handler.ts';
-
-/** A small vCard 3.0 reader: unfold, split name/params/value, unescape TEXT. */
-export function parseVcard(text: string): Array<{ name: string; params: string[]; value: string }> {
-  expect(text.endsWith('\r\n')).toBe(true);
-  for (const line of text.split('\r\n')) expect(Buffer.byteLength(line, 'utf8')).toBeLessThanOrEqual(75);
-  const unfolded = text.replace(/\r\n[ \t]/g, '');
-  return unfolded
-    .split('\r\n')
-    .filter(Boolean)
-    .map((line) => {
-      const colon = line.indexOf(':');
-      const [name, ...params] = line.slice(0, colon).split(';');
-      const raw = line.slice(colon + 1);
-      const value = raw.replace(/\\([\\,;nN])/g, (_, c: string) => (c === 'n' || c === 'N' ? '\n' : c));
-      return { name: name as string, params, value };
-    });
-}
+import { parseVcard } from '../../../test/scans/vcard-reader.ts';
 
 describe('vCard 3.0', () => {
   it('escapes and folds, and reads back to the same values', () => {
