@@ -1,38 +1,34 @@
 /**
- * Child process for the scan benchmark: `node test/bench/scan-server.ts scan <db-file>` serves the
- * scan path from that database (trusting X-Forwarded-For, like a deployment behind a proxy);
- * `node test/bench/scan-server.ts bare` is the baseline, a bare http server answering 302.
- * Prints `listening <port>` when ready.
+ * Child process for the scan benchmark.
+ *   node test/bench/scan-server.ts scan <data-dir>   the real server (serve.ts → createApp: the scan
+ *                                                    handler in front of Express) on that data dir,
+ *                                                    trusting X-Forwarded-For as behind a proxy
+ *   node test/bench/scan-server.ts bare              the baseline: a bare http server answering 302
+ * Prints `listening <port>` when ready; exits on SIGTERM after closing.
  */
 import http from 'node:http';
-import { openDatabase } from '../../server/db/database.ts';
-import { systemClock } from '../../server/platform/clock.ts';
-import { createScanHandler } from '../../server/features/scans/handler.ts';
+import { startServer } from '../../server/serve.ts';
 
-const [mode, file] = process.argv.slice(2);
-let server: http.Server;
+const [mode, dataDir] = process.argv.slice(2);
+
 if (mode === 'bare') {
-  server = http.createServer((_req, res) => {
+  const bare = http.createServer((_req, res) => {
     res.writeHead(302, { location: 'https://example.com/landing', 'cache-control': 'no-store', 'content-length': '0' });
     res.end();
   });
+  bare.listen(0, '127.0.0.1', () => {
+    const address = bare.address();
+    process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : 0}\n`);
+  });
+  process.on('SIGTERM', () => bare.close(() => process.exit(0)));
 } else {
-  const db = openDatabase(file as string, { synchronous: process.env.SYNC === 'normal' ? 'normal' : 'full' });
-  const handler = createScanHandler({
-    db,
-    clock: systemClock,
-    config: { trustProxy: true },
-    writer: process.env.SCAN_WRITER === 'inline' ? 'inline' : 'worker',
+  const running = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    dataDir: dataDir as string,
+    trustProxy: true,
+    logger: { info: () => {}, error: (m, err) => console.error(m, err) },
   });
-  server = http.createServer((req, res) => {
-    if (!handler(req, res)) {
-      res.writeHead(404);
-      res.end();
-    }
-  });
+  process.stdout.write(`listening ${new URL(running.url).port}\n`);
+  process.on('SIGTERM', () => void running.close().then(() => process.exit(0)));
 }
-server.listen(0, '127.0.0.1', () => {
-  const address = server.address();
-  process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : 0}\n`);
-});
-process.on('SIGTERM', () => server.close(() => process.exit(0)));

@@ -48,30 +48,19 @@ export interface SeriesBucket {
 export class ScanAnalytics {
   private readonly repo: AnalyticsRepo;
   private readonly clock: Clock;
-  private timer: NodeJS.Timeout | null = null;
 
   constructor(db: Database, clock: Clock) {
     this.repo = new AnalyticsRepo(db);
     this.clock = clock;
   }
 
-  /** Background roll-up (a small chunk every few seconds), so queries rarely have much to fold. */
-  start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      try {
-        this.repo.rollUp(ROLLUP_CHUNK);
-      } catch {
-        // busy or closing: the next tick or the next query catches up
-      }
-    }, 2000);
-    this.timer.unref();
-  }
+  /**
+   * Roll-ups are folded in the background by the scan writer's worker thread and brought up to
+   * date by every query, so there is nothing to run here; start/stop keep the Worker shape.
+   */
+  start(): void {}
 
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-  }
+  async stop(): Promise<void> {}
 
   /** Folds every scan recorded so far into the roll-ups. */
   catchUp(): void {

@@ -29,7 +29,10 @@ export function inlineSink(db: Database): ScanSink {
   };
 }
 
-/** A worker-thread sink for a file database; null when that is impossible (in-memory DB). */
+/**
+ * A worker-thread sink for a file database; null when that is impossible (in-memory DB). If the
+ * worker dies, batches are written inline on `db` from then on (slower, still durable).
+ */
 export function workerSink(db: Database, onCrash: (err: unknown) => void): ScanSink | null {
   if (db.memory || !db.name || db.name === ':memory:') return null;
   const synchronous = Number(db.pragma('synchronous', { simple: true }));
@@ -40,6 +43,7 @@ export function workerSink(db: Database, onCrash: (err: unknown) => void): ScanS
   const waiting = new Map<number, (err: Error | null, results?: WriteResult) => void>();
   let next = 0;
   let dead: Error | null = null;
+  let fallback: ScanSink | null = null;
   const failAll = (err: Error) => {
     for (const done of waiting.values()) done(err);
     waiting.clear();
@@ -62,7 +66,10 @@ export function workerSink(db: Database, onCrash: (err: unknown) => void): ScanS
   });
   return {
     write(scans, done) {
-      if (dead) return done(dead);
+      if (dead) {
+        fallback ??= inlineSink(db);
+        return fallback.write(scans, done);
+      }
       const seq = next++;
       waiting.set(seq, done);
       worker.postMessage({ seq, scans });

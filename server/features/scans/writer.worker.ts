@@ -7,6 +7,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import BetterSqlite3 from 'better-sqlite3';
 import { ScanWriter, type ScanRecord } from './writer.ts';
+import { AnalyticsRepo } from './repo.ts';
 
 const { file, synchronous } = workerData as { file: string; synchronous: number };
 const db = new BetterSqlite3(file);
@@ -15,16 +16,41 @@ db.pragma('foreign_keys = ON');
 db.pragma('busy_timeout = 5000');
 db.pragma(`synchronous = ${synchronous >= 2 ? 'FULL' : 'NORMAL'}`);
 const writer = new ScanWriter(db);
+const rollups = new AnalyticsRepo(db);
+let rollupTimer: NodeJS.Timeout | null = null;
+
+/**
+ * When idle, fold recorded scans into the analytics roll-ups here, off the main thread, in small
+ * chunks (a chunk is one short transaction; new batches go first).
+ */
+function scheduleRollup(delay: number): void {
+  if (rollupTimer || closing) return;
+  rollupTimer = setTimeout(() => {
+    rollupTimer = null;
+    // Scans first: fold only when the writer has been idle for a moment (under sustained load
+    // the backlog waits, and an analytics query folds what it needs itself).
+    if (queue.length > 0 || closing || Date.now() - lastBatchAt < 500) return scheduleRollup(500);
+    let read = 0;
+    try {
+      read = rollups.rollUp(1000);
+    } catch {
+      // busy (another connection holds the write lock): try again later
+    }
+    scheduleRollup(read === 1000 ? 0 : 1000);
+  }, delay);
+}
 
 let queue: Array<{ seq: number; scans: ScanRecord[] }> = [];
 let scheduled = false;
 let closing = false;
+let lastBatchAt = 0;
 
 function drain(): void {
   scheduled = false;
   const batches = queue;
   queue = [];
   if (batches.length > 0) {
+    lastBatchAt = Date.now();
     const all = batches.length === 1 ? (batches[0] as { scans: ScanRecord[] }).scans : batches.flatMap((b) => b.scans);
     try {
       const results = writer.write(all);
@@ -39,6 +65,7 @@ function drain(): void {
     }
   }
   if (closing) {
+    if (rollupTimer) clearTimeout(rollupTimer);
     db.close();
     parentPort?.close();
   }
@@ -52,3 +79,5 @@ parentPort?.on('message', (msg: { seq: number; scans: ScanRecord[] } | { close: 
     setImmediate(drain);
   }
 });
+
+scheduleRollup(1000);
