@@ -40,6 +40,9 @@ export function workerSink(db: Database, onCrash: (err: unknown) => void): ScanS
     workerData: { file: db.name, synchronous },
   });
   worker.unref();
+  const checkpointer = new Worker(new URL('./checkpointer.worker.ts', import.meta.url), { workerData: { file: db.name } });
+  checkpointer.unref();
+  checkpointer.on('error', onCrash);
   const waiting = new Map<number, (err: Error | null, results?: WriteResult) => void>();
   let next = 0;
   let dead: Error | null = null;
@@ -75,6 +78,10 @@ export function workerSink(db: Database, onCrash: (err: unknown) => void): ScanS
       worker.postMessage({ seq, scans });
     },
     async close() {
+      await new Promise<void>((resolve) => {
+        checkpointer.once('exit', () => resolve());
+        checkpointer.postMessage({ close: true });
+      });
       if (dead) return;
       await new Promise<void>((resolve) => {
         worker.once('exit', () => resolve());

@@ -15,6 +15,8 @@ db.pragma('journal_mode = WAL');
 db.pragma('foreign_keys = ON');
 db.pragma('busy_timeout = 5000');
 db.pragma(`synchronous = ${synchronous >= 2 ? 'FULL' : 'NORMAL'}`);
+// Checkpoints run in checkpointer.worker.ts, not inside this thread's commits.
+db.pragma('wal_autocheckpoint = 0');
 const writer = new ScanWriter(db);
 const rollups = new AnalyticsRepo(db);
 let rollupTimer: NodeJS.Timeout | null = null;
