@@ -209,6 +209,16 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   }
 
   function answer(res: ServerResponse, method: string, r: Resolution, slug: string, requestId: string): void {
+    try {
+      respond(res, method, r, slug, requestId);
+    } catch (err) {
+      onError(err);
+      if (!res.headersSent) send(res, method, unavailable, requestId);
+      else res.destroy();
+    }
+  }
+
+  function respond(res: ServerResponse, method: string, r: Resolution, slug: string, requestId: string): void {
     if (r.kind === 'status') return send(res, method, renderStatus(r.status), requestId);
     const response = contentResponse(r.content, `/v/${slug}/contact.vcf`);
     if (response.kind === 'redirect') {

@@ -17,6 +17,8 @@ db.pragma('busy_timeout = 5000');
 db.pragma(`synchronous = ${synchronous >= 2 ? 'FULL' : 'NORMAL'}`);
 // Checkpoints run in checkpointer.worker.ts, not inside this thread's commits.
 db.pragma('wal_autocheckpoint = 0');
+// Keep the hot index pages (scan_events by node, the outbox tail) in memory as tables grow.
+db.pragma('cache_size = -65536');
 const writer = new ScanWriter(db);
 const rollups = new AnalyticsRepo(db);
 let rollupTimer: NodeJS.Timeout | null = null;
