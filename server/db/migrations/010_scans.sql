@@ -22,20 +22,21 @@ CREATE TABLE scan_events (
 CREATE INDEX scan_events_node_time ON scan_events(node_id, ts DESC, id DESC);
 
 -- Hourly counters per node and dimension (dim '' = total), human scans only, kept up to date
--- from scan_events by the rollup step (watermark in scan_rollup_state) outside the hot path.
+-- from scan_events by the roll-up step (watermark in scan_rollup_state) outside the hot path.
+-- Keyed dimension first, so a breakdown reads only its own dimension's rows.
 CREATE TABLE scan_rollups (
   node_id TEXT NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
-  org_id  TEXT NOT NULL,
-  hour    INTEGER NOT NULL,             -- epoch hours (ts / 3600000)
   dim     TEXT NOT NULL,                -- '' | device_type | os | browser | country | source | rule | outcome
+  hour    INTEGER NOT NULL,             -- epoch hours (ts / 3600000)
   value   TEXT NOT NULL,                -- '' for unknown / total
   scans   INTEGER NOT NULL,
-  PRIMARY KEY (node_id, hour, dim, value)
+  org_id  TEXT NOT NULL,
+  PRIMARY KEY (node_id, dim, hour, value)
 ) WITHOUT ROWID;
-CREATE INDEX scan_rollups_org ON scan_rollups(org_id, hour, dim);
+CREATE INDEX scan_rollups_org ON scan_rollups(org_id, dim, hour, value, scans);
 
--- Distinct visitors per node and hour (human scans only). The visitor hash changes every day,
--- so distinct counts over any range are counts of (day-salted) visitors.
+-- Distinct visitors. Visitor keys change every UTC day, so "unique visitors" over a range is
+-- the number of (day, key) pairs: a plain count over these sets, no DISTINCT over scans.
 CREATE TABLE scan_visitor_hours (
   node_id      TEXT NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
   hour         INTEGER NOT NULL,
@@ -44,6 +45,20 @@ CREATE TABLE scan_visitor_hours (
   PRIMARY KEY (node_id, hour, visitor_hash)
 ) WITHOUT ROWID;
 CREATE INDEX scan_visitor_hours_org ON scan_visitor_hours(org_id, hour, visitor_hash);
+
+CREATE TABLE scan_visitor_days (
+  node_id      TEXT NOT NULL REFERENCES nodes(id) ON DELETE CASCADE,
+  day          INTEGER NOT NULL,        -- epoch days
+  visitor_hash TEXT NOT NULL,
+  PRIMARY KEY (node_id, day, visitor_hash)
+) WITHOUT ROWID;
+
+CREATE TABLE scan_org_visitor_days (
+  org_id       TEXT NOT NULL,
+  day          INTEGER NOT NULL,
+  visitor_hash TEXT NOT NULL,
+  PRIMARY KEY (org_id, day, visitor_hash)
+) WITHOUT ROWID;
 
 CREATE TABLE scan_rollup_state (
   id          INTEGER PRIMARY KEY CHECK (id = 1),

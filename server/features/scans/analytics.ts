@@ -26,12 +26,15 @@ export interface Range {
   interval: Interval;
 }
 
-/** Bucket number of an epoch hour, and the bucket's first hour. Days and weeks are UTC; weeks start on Monday. */
-const BUCKETS: Record<Interval, { sql: string; of: (hour: number) => number; start: (bucket: number) => number }> = {
-  hour: { sql: 'hour', of: (h) => h, start: (b) => b },
-  day: { sql: '(hour / 24)', of: (h) => Math.floor(h / 24), start: (b) => b * 24 },
+/**
+ * Bucket number of an epoch hour, and the bucket's first hour. Days and weeks are UTC; weeks start
+ * on Monday. `daySql` maps an epoch `day` column to the same bucket (daily visitor sets).
+ */
+const BUCKETS: Record<Interval, { sql: string; daySql: string; of: (hour: number) => number; start: (bucket: number) => number }> = {
+  hour: { sql: 'hour', daySql: '', of: (h) => h, start: (b) => b },
+  day: { sql: '(hour / 24)', daySql: 'day', of: (h) => Math.floor(h / 24), start: (b) => b * 24 },
   // 1970-01-01 was a Thursday: shifting by 3 days makes weeks start on Monday.
-  week: { sql: '((hour / 24 + 3) / 7)', of: (h) => Math.floor((Math.floor(h / 24) + 3) / 7), start: (b) => (b * 7 - 3) * 24 },
+  week: { sql: '((hour / 24 + 3) / 7)', daySql: '((day + 3) / 7)', of: (h) => Math.floor((Math.floor(h / 24) + 3) / 7), start: (b) => (b * 7 - 3) * 24 },
 };
 
 export interface Breakdown {
@@ -74,8 +77,10 @@ export class ScanAnalytics {
     const toMs = input.to !== undefined ? Date.parse(input.to) : this.clock.now();
     const fromMs = input.from !== undefined ? Date.parse(input.from) : toMs - 30 * 24 * HOUR;
     if (!(fromMs < toMs)) throw new ValidationError({ from: 'must be before to' });
-    const fromHour = Math.floor(fromMs / HOUR);
-    const toHour = Math.ceil(toMs / HOUR);
+    // Hour resolution; with day and week buckets, whole UTC days.
+    const unit = interval === 'hour' ? 1 : 24;
+    const fromHour = Math.floor(fromMs / HOUR / unit) * unit;
+    const toHour = Math.ceil(toMs / HOUR / unit) * unit;
     const b = BUCKETS[interval];
     if (b.of(toHour - 1) - b.of(fromHour) + 1 > MAX_BUCKETS) {
       throw new ValidationError({ interval: `gives more than ${MAX_BUCKETS} buckets for this range; use a longer interval or a shorter range` });
@@ -86,7 +91,11 @@ export class ScanAnalytics {
   private series(scope: Scope, r: Range): SeriesBucket[] {
     const b = BUCKETS[r.interval];
     const scans = new Map(this.repo.seriesScans(scope, r.fromHour, r.toHour, b.sql).map((x) => [x.bucket, x.scans]));
-    const visitors = new Map(this.repo.seriesVisitors(scope, r.fromHour, r.toHour, b.sql).map((x) => [x.bucket, x.visitors]));
+    const visitorRows =
+      r.interval === 'hour'
+        ? this.repo.seriesVisitorsHourly(scope, r.fromHour, r.toHour)
+        : this.repo.seriesVisitorsDaily(scope, r.fromHour / 24, r.toHour / 24, b.daySql);
+    const visitors = new Map(visitorRows.map((x) => [x.bucket, x.visitors]));
     const out: SeriesBucket[] = [];
     for (let bucket = b.of(r.fromHour); bucket <= b.of(r.toHour - 1); bucket++) {
       out.push({
@@ -96,6 +105,12 @@ export class ScanAnalytics {
       });
     }
     return out;
+  }
+
+  private uniqueVisitors(scope: Scope, r: Range): number {
+    return r.interval === 'hour'
+      ? this.repo.uniqueVisitorsHourly(scope, r.fromHour, r.toHour)
+      : this.repo.uniqueVisitorsDaily(scope, r.fromHour / 24, r.toHour / 24);
   }
 
   private breakdowns(scope: Scope, r: Range): Record<Dimension, Breakdown[]> {
@@ -117,7 +132,7 @@ export class ScanAnalytics {
       interval: r.interval,
       totals: {
         scans: this.repo.totalScans(scope, r.fromHour, r.toHour),
-        unique_visitors: this.repo.uniqueVisitors(scope, r.fromHour, r.toHour),
+        unique_visitors: this.uniqueVisitors(scope, r),
       },
       series: this.series(scope, r),
       breakdowns: this.breakdowns(scope, r),
@@ -134,7 +149,7 @@ export class ScanAnalytics {
       interval: r.interval,
       totals: {
         scans: this.repo.totalScans(scope, r.fromHour, r.toHour),
-        unique_visitors: this.repo.uniqueVisitors(scope, r.fromHour, r.toHour),
+        unique_visitors: this.uniqueVisitors(scope, r),
         nodes_scanned: this.repo.nodesScanned(orgId, r.fromHour, r.toHour),
       },
       series: this.series(scope, r),
@@ -153,10 +168,15 @@ export class ScanAnalytics {
   listScans(nodeId: string, q: { from?: string; to?: string; bots?: 'exclude' | 'include' | 'only'; limit: number; offset: number }) {
     const { fromMs, toMs } = this.scanRange(q);
     const bots = q.bots ?? 'exclude';
-    return {
-      rows: this.repo.listScans(nodeId, fromMs, toMs, bots, q.limit, q.offset).map(toApiScan),
-      total: this.repo.countScans(nodeId, fromMs, toMs, bots),
-    };
+    let total: number;
+    if (bots === 'exclude' && q.from === undefined && q.to === undefined) {
+      // All human scans of the node: the roll-ups already hold the count.
+      this.catchUp();
+      total = this.repo.totalScans({ kind: 'node', id: nodeId }, 0, Number.MAX_SAFE_INTEGER);
+    } else {
+      total = this.repo.countScans(nodeId, fromMs, toMs, bots);
+    }
+    return { rows: this.repo.listScans(nodeId, fromMs, toMs, bots, q.limit, q.offset).map(toApiScan), total };
   }
 
   iterateScans(nodeId: string, q: { from?: string; to?: string; bots?: 'exclude' | 'include' | 'only' }) {

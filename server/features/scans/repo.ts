@@ -144,6 +144,8 @@ export class AnalyticsRepo {
   private readonly eventsAfter: Statement;
   private readonly upsertRollup: Statement;
   private readonly addVisitor: Statement;
+  private readonly addVisitorDay: Statement;
+  private readonly addOrgVisitorDay: Statement;
   private readonly rollUpTx: (max: number) => number;
 
   constructor(db: Database) {
@@ -155,9 +157,11 @@ export class AnalyticsRepo {
     );
     this.upsertRollup = db.prepare(
       `INSERT INTO scan_rollups (node_id, org_id, hour, dim, value, scans) VALUES (?, ?, ?, ?, ?, ?)
-       ON CONFLICT (node_id, hour, dim, value) DO UPDATE SET scans = scans + excluded.scans`,
+       ON CONFLICT (node_id, dim, hour, value) DO UPDATE SET scans = scans + excluded.scans`,
     );
     this.addVisitor = db.prepare('INSERT OR IGNORE INTO scan_visitor_hours (node_id, hour, visitor_hash, org_id) VALUES (?, ?, ?, ?)');
+    this.addVisitorDay = db.prepare('INSERT OR IGNORE INTO scan_visitor_days (node_id, day, visitor_hash) VALUES (?, ?, ?)');
+    this.addOrgVisitorDay = db.prepare('INSERT OR IGNORE INTO scan_org_visitor_days (org_id, day, visitor_hash) VALUES (?, ?, ?)');
     this.rollUpTx = db.transaction((max: number) => this.rollUpChunk(max)).immediate as unknown as (max: number) => number;
   }
 
@@ -189,6 +193,9 @@ export class AnalyticsRepo {
       bump(e.node_id, e.org_id, hour, 'rule', e.rule_id ?? '');
       bump(e.node_id, e.org_id, hour, 'outcome', e.outcome);
       this.addVisitor.run(e.node_id, hour, e.visitor_hash, e.org_id);
+      const day = Math.floor(hour / 24);
+      this.addVisitorDay.run(e.node_id, day, e.visitor_hash);
+      this.addOrgVisitorDay.run(e.org_id, day, e.visitor_hash);
     }
     for (const c of counts.values()) this.upsertRollup.run(c.node, c.org, c.hour, c.dim, c.value, c.n);
     this.setWatermark.run((rows[rows.length - 1] as RollupEventRow).id);
@@ -200,17 +207,27 @@ export class AnalyticsRepo {
   }
 
   totalScans(scope: Scope, fromHour: number, toHour: number): number {
-    return (this.db
-      .prepare(`SELECT coalesce(sum(scans), 0) FROM scan_rollups WHERE ${this.where(scope)} AND hour >= ? AND hour < ? AND dim = ''`)
+    return this.db
+      .prepare(`SELECT coalesce(sum(scans), 0) FROM scan_rollups WHERE ${this.where(scope)} AND dim = '' AND hour >= ? AND hour < ?`)
       .pluck()
-      .get(scope.id, fromHour, toHour) as number);
+      .get(scope.id, fromHour, toHour) as number;
   }
 
-  uniqueVisitors(scope: Scope, fromHour: number, toHour: number): number {
+  /** Distinct visitor keys in whole hours (hour resolution). */
+  uniqueVisitorsHourly(scope: Scope, fromHour: number, toHour: number): number {
     return this.db
       .prepare(`SELECT count(DISTINCT visitor_hash) FROM scan_visitor_hours WHERE ${this.where(scope)} AND hour >= ? AND hour < ?`)
       .pluck()
       .get(scope.id, fromHour, toHour) as number;
+  }
+
+  /** (day, key) pairs in whole days: keys are per day, so this is a plain count. */
+  uniqueVisitorsDaily(scope: Scope, fromDay: number, toDay: number): number {
+    const table = scope.kind === 'node' ? 'scan_visitor_days' : 'scan_org_visitor_days';
+    return this.db
+      .prepare(`SELECT count(*) FROM ${table} WHERE ${this.where(scope)} AND day >= ? AND day < ?`)
+      .pluck()
+      .get(scope.id, fromDay, toDay) as number;
   }
 
   /** Scans per bucket; `bucketSql` maps `hour` to a bucket number. */
@@ -218,27 +235,39 @@ export class AnalyticsRepo {
     return this.db
       .prepare(
         `SELECT ${bucketSql} AS bucket, sum(scans) AS scans FROM scan_rollups
-         WHERE ${this.where(scope)} AND hour >= ? AND hour < ? AND dim = '' GROUP BY bucket`,
+         WHERE ${this.where(scope)} AND dim = '' AND hour >= ? AND hour < ? GROUP BY bucket`,
       )
       .all(scope.id, fromHour, toHour) as Array<{ bucket: number; scans: number }>;
   }
 
-  seriesVisitors(scope: Scope, fromHour: number, toHour: number, bucketSql: string): Array<{ bucket: number; visitors: number }> {
+  /** Visitors per hour (hour buckets). */
+  seriesVisitorsHourly(scope: Scope, fromHour: number, toHour: number): Array<{ bucket: number; visitors: number }> {
     return this.db
       .prepare(
-        `SELECT ${bucketSql} AS bucket, count(DISTINCT visitor_hash) AS visitors FROM scan_visitor_hours
-         WHERE ${this.where(scope)} AND hour >= ? AND hour < ? GROUP BY bucket`,
+        `SELECT hour AS bucket, count(DISTINCT visitor_hash) AS visitors FROM scan_visitor_hours
+         WHERE ${this.where(scope)} AND hour >= ? AND hour < ? GROUP BY hour`,
       )
       .all(scope.id, fromHour, toHour) as Array<{ bucket: number; visitors: number }>;
+  }
+
+  /** Visitors per day or week bucket; `bucketSql` maps `day` to a bucket number. */
+  seriesVisitorsDaily(scope: Scope, fromDay: number, toDay: number, bucketSql: string): Array<{ bucket: number; visitors: number }> {
+    const table = scope.kind === 'node' ? 'scan_visitor_days' : 'scan_org_visitor_days';
+    return this.db
+      .prepare(
+        `SELECT ${bucketSql} AS bucket, count(*) AS visitors FROM ${table}
+         WHERE ${this.where(scope)} AND day >= ? AND day < ? GROUP BY bucket`,
+      )
+      .all(scope.id, fromDay, toDay) as Array<{ bucket: number; visitors: number }>;
   }
 
   breakdown(scope: Scope, fromHour: number, toHour: number, dim: Dimension): Array<{ value: string; scans: number }> {
     return this.db
       .prepare(
         `SELECT value, sum(scans) AS scans FROM scan_rollups
-         WHERE ${this.where(scope)} AND hour >= ? AND hour < ? AND dim = ? GROUP BY value ORDER BY scans DESC, value`,
+         WHERE ${this.where(scope)} AND dim = ? AND hour >= ? AND hour < ? GROUP BY value ORDER BY scans DESC, value`,
       )
-      .all(scope.id, fromHour, toHour, dim) as Array<{ value: string; scans: number }>;
+      .all(scope.id, dim, fromHour, toHour) as Array<{ value: string; scans: number }>;
   }
 
   topNodes(orgId: string, fromHour: number, toHour: number, limit: number): Array<{ id: string; slug: string; label: string; scans: number }> {
@@ -246,7 +275,7 @@ export class AnalyticsRepo {
       .prepare(
         `SELECT n.id, n.slug, n.label, t.scans FROM (
            SELECT node_id, sum(scans) AS scans FROM scan_rollups
-           WHERE org_id = ? AND hour >= ? AND hour < ? AND dim = '' GROUP BY node_id ORDER BY scans DESC LIMIT ?
+           WHERE org_id = ? AND dim = '' AND hour >= ? AND hour < ? GROUP BY node_id ORDER BY scans DESC LIMIT ?
          ) t JOIN nodes n ON n.id = t.node_id ORDER BY t.scans DESC, n.slug`,
       )
       .all(orgId, fromHour, toHour, limit) as Array<{ id: string; slug: string; label: string; scans: number }>;
@@ -254,7 +283,7 @@ export class AnalyticsRepo {
 
   nodesScanned(orgId: string, fromHour: number, toHour: number): number {
     return this.db
-      .prepare(`SELECT count(DISTINCT node_id) FROM scan_rollups WHERE org_id = ? AND hour >= ? AND hour < ? AND dim = ''`)
+      .prepare(`SELECT count(DISTINCT node_id) FROM scan_rollups WHERE org_id = ? AND dim = '' AND hour >= ? AND hour < ?`)
       .pluck()
       .get(orgId, fromHour, toHour) as number;
   }
