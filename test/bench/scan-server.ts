@@ -1,34 +1,46 @@
 /**
  * Child process for the scan benchmark.
- *   node test/bench/scan-server.ts scan <data-dir>   the real server (serve.ts → createApp: the scan
- *                                                    handler in front of Express) on that data dir,
- *                                                    trusting X-Forwarded-For as behind a proxy
- *   node test/bench/scan-server.ts bare              the baseline: a bare http server answering 302
+ *   node test/bench/scan-server.ts scan <data-dir> [full|normal]
+ *       the real app (createApp: the scan handler in front of Express) on that data dir, as
+ *       serve.ts runs it, trusting X-Forwarded-For as behind a proxy; the database opened with
+ *       synchronous=FULL (the default: every commit fsynced) or NORMAL (for comparison)
+ *   node test/bench/scan-server.ts bare
+ *       the baseline: a bare http server answering 302
  * Prints `listening <port>` when ready; exits on SIGTERM after closing.
  */
 import http from 'node:http';
-import { startServer } from '../../server/serve.ts';
+import { createApp } from '../../server/app.ts';
+import { makeConfig } from '../../server/config.ts';
+import { openDatabase } from '../../server/db/database.ts';
+import { systemClock } from '../../server/platform/clock.ts';
+import { databaseFile } from '../../server/serve.ts';
 
-const [mode, dataDir] = process.argv.slice(2);
+const [mode, dataDir, sync] = process.argv.slice(2);
+
+function listen(server: http.Server, onClose: () => Promise<void>): void {
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : 0}\n`);
+  });
+  process.on('SIGTERM', () => {
+    server.close(() => void onClose().then(() => process.exit(0)));
+    server.closeAllConnections();
+  });
+}
 
 if (mode === 'bare') {
   const bare = http.createServer((_req, res) => {
     res.writeHead(302, { location: 'https://example.com/landing', 'cache-control': 'no-store', 'content-length': '0' });
     res.end();
   });
-  bare.listen(0, '127.0.0.1', () => {
-    const address = bare.address();
-    process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : 0}\n`);
-  });
-  process.on('SIGTERM', () => bare.close(() => process.exit(0)));
+  listen(bare, async () => {});
 } else {
-  const running = await startServer({
-    host: '127.0.0.1',
-    port: 0,
-    dataDir: dataDir as string,
-    trustProxy: true,
-    logger: { info: () => {}, error: (m, err) => console.error(m, err) },
+  const db = openDatabase(databaseFile(dataDir as string), { synchronous: sync === 'normal' ? 'normal' : 'full' });
+  const config = makeConfig({ scanBase: 'http://127.0.0.1', trustProxy: true, dataDir: dataDir as string });
+  const app = createApp({ db, clock: systemClock, config, logger: { info: () => {}, error: (m, err) => console.error(m, err) } });
+  app.start();
+  listen(http.createServer(app.handle), async () => {
+    await app.stop();
+    db.close();
   });
-  process.stdout.write(`listening ${new URL(running.url).port}\n`);
-  process.on('SIGTERM', () => void running.close().then(() => process.exit(0)));
 }

@@ -8,7 +8,8 @@
  * served, and prints requests/s, p50/p99 latency and the ratio to the bare server.
  *
  *   node test/bench/scan.ts   (BENCH_DURATION seconds per run, default 10; BENCH_ROUNDS alternating
- *                              bare/scan rounds, default 3, medians reported; BENCH_SLUGS, default 200)
+ *                              rounds, default 3, medians reported; BENCH_SLUGS, default 200;
+ *                              BENCH_NORMAL=0 skips the synchronous=NORMAL comparison run)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -24,6 +25,7 @@ const duration = Number(process.env.BENCH_DURATION ?? 10);
 const slugCount = Number(process.env.BENCH_SLUGS ?? 200);
 const connections = 50;
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const withNormal = process.env.BENCH_NORMAL !== '0';
 const here = import.meta.dirname;
 
 const USER_AGENTS = [
@@ -165,6 +167,7 @@ try {
   // Alternate bare and scan rounds (the machine is shared and noisy) and compare medians.
   const bareRounds: Figures[] = [];
   const scanRounds: Figures[] = [];
+  const normalRounds: Figures[] = [];
   const db0 = openDatabase(file);
   const before = db0.prepare('SELECT count(*) FROM scan_events').pluck().get() as number;
   db0.close();
@@ -172,9 +175,14 @@ try {
     const bare = await startChild(['bare']);
     bareRounds.push(await load(bare.port, slugs, bare.child.pid));
     await stopChild(bare.child);
-    const scan = await startChild(['scan', dir]);
+    const scan = await startChild(['scan', dir, 'full']);
     scanRounds.push(await load(scan.port, slugs, scan.child.pid));
     await stopChild(scan.child);
+    if (withNormal) {
+      const normal = await startChild(['scan', dir, 'normal']);
+      normalRounds.push(await load(normal.port, slugs, normal.child.pid));
+      await stopChild(normal.child);
+    }
   }
   const median = (xs: Figures[]): Figures => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)] as Figures;
   const bareFigures = median(bareRounds);
@@ -190,8 +198,8 @@ try {
   // Warm-up scans are recorded too: compare every 302 served (warm-up + measured) with the scans
   // added, and those with the scan_count total and the outbox.
   const measuredScans = recorded - before;
-  const served = sum(scanRounds, 'redirects') + sum(scanRounds, 'warmRedirects');
-  const cutOff = sum(scanRounds, 'cutOff');
+  const served = sum([...scanRounds, ...normalRounds], 'redirects') + sum([...scanRounds, ...normalRounds], 'warmRedirects');
+  const cutOff = sum([...scanRounds, ...normalRounds], 'cutOff');
   for (let i = 0; i < rounds; i++) {
     const b = bareRounds[i] as Figures;
     const w = scanRounds[i] as Figures;
@@ -202,6 +210,11 @@ try {
   console.log(`median of ${rounds} alternating rounds:`);
   console.log(row('bare http 302', bareFigures));
   console.log(row('waymark /v/<slug>', scanFigures));
+  if (withNormal) {
+    const n = median(normalRounds);
+    console.log(row('  same, sync=NORMAL', n));
+    console.log(`  (synchronous=NORMAL: no fsync per group commit; survives process crashes, not power loss) ratio ${(n.rps / bareFigures.rps).toFixed(2)}×`);
+  }
   const ratio = scanFigures.rps / bareFigures.rps;
   console.log(`ratio to bare: ${ratio.toFixed(2)}×   (target ≥ 0.50×, p99 ≤ 10 ms)`);
   const cpuRatio = median(bareRounds.map((f) => ({ ...f, rps: f.cpuPerRequest }))).rps / median(scanRounds.map((f) => ({ ...f, rps: f.cpuPerRequest }))).rps;
