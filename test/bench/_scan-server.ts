@@ -1,10 +1,10 @@
 /**
  * Child process for the scan benchmark.
- *   node test/bench/scan-server.ts scan <data-dir> [full|normal]
+ *   node test/bench/_scan-server.ts scan <data-dir> [full|normal]
  *       the real app (createApp: the scan handler in front of Express) on that data dir, as
  *       serve.ts runs it, trusting X-Forwarded-For as behind a proxy; the database opened with
  *       synchronous=FULL (the default: every commit fsynced) or NORMAL (for comparison)
- *   node test/bench/scan-server.ts bare
+ *   node test/bench/_scan-server.ts bare
  *       the baseline: a bare http server answering 302
  * Prints `listening <port>` when ready; exits on SIGTERM after closing.
  */
