@@ -97,7 +97,7 @@ CREATE TABLE nodes (
   updated_at    TEXT NOT NULL,
   UNIQUE (org_id, serial)
 );
-CREATE INDEX nodes_org_created ON nodes(org_id, created_at DESC, id DESC);
+CREATE INDEX nodes_org_created ON nodes(org_id, created_at);
 CREATE INDEX nodes_org_status ON nodes(org_id, status, created_at DESC);
 CREATE INDEX nodes_org_type ON nodes(org_id, function_type, created_at DESC);
 CREATE INDEX nodes_batch ON nodes(batch_id, serial_number);

@@ -1,0 +1,131 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Database } from 'better-sqlite3';
+import type { Express } from 'express';
+import type { AppConfig } from './config.ts';
+import { createHttpApp } from './http/api.ts';
+import { RateLimiter } from './http/rateLimit.ts';
+import type { AnyRouteSpec } from './http/route.ts';
+import type { Clock } from './platform/clock.ts';
+import { Outbox } from './platform/outbox.ts';
+import { BatchGenerator } from './features/batches/generator.ts';
+import { BatchesRepo } from './features/batches/repo.ts';
+import { batchRoutes } from './features/batches/routes.ts';
+import { BatchService } from './features/batches/service.ts';
+import { KeysRepo } from './features/keys/repo.ts';
+import { keyRoutes } from './features/keys/routes.ts';
+import { KeyService } from './features/keys/service.ts';
+import { NodesRepo } from './features/nodes/repo.ts';
+import { nodeRoutes } from './features/nodes/routes.ts';
+import { NodeService } from './features/nodes/service.ts';
+import { RulesRepo } from './features/rules/repo.ts';
+import { ruleRoutes } from './features/rules/routes.ts';
+import { RuleService } from './features/rules/service.ts';
+import { SlugAllocator } from './features/slugs/allocator.ts';
+import { TemplatesRepo } from './features/templates/repo.ts';
+import { templateRoutes } from './features/templates/routes.ts';
+import { TemplateService } from './features/templates/service.ts';
+
+export interface Logger {
+  info(message: string): void;
+  error(message: string, err?: unknown): void;
+}
+
+export const consoleLogger: Logger = {
+  info: (m) => console.log(m),
+  error: (m, err) => console.error(m, err),
+};
+
+export interface CreateAppOptions {
+  db: Database;
+  clock: Clock;
+  config: AppConfig;
+  logger?: Logger;
+}
+
+/** A background worker the app starts and stops with itself. */
+export interface Worker {
+  start(): void;
+  stop(): Promise<void>;
+}
+
+export interface App {
+  /** The request listener for http.createServer. */
+  handle: (req: IncomingMessage, res: ServerResponse) => void;
+  /** Starts background workers (batch generation, …). */
+  start(): void;
+  /** Stops workers; the caller closes the HTTP server and the database. */
+  stop(): Promise<void>;
+  services: ReturnType<typeof createServices>;
+  express: Express;
+  routes: readonly AnyRouteSpec[];
+}
+
+function createServices(db: Database, clock: Clock, config: AppConfig) {
+  const outbox = new Outbox(db, clock);
+  const nodesRepo = new NodesRepo(db);
+  const templatesRepo = new TemplatesRepo(db);
+  const batchesRepo = new BatchesRepo(db);
+  const keysRepo = new KeysRepo(db);
+  const slugs = new SlugAllocator(db, clock);
+  const scanUrl = (slug: string) => `${config.scanBase}/v/${slug}`;
+
+  const nodes = new NodeService({ db, clock, outbox, nodes: nodesRepo, templates: templatesRepo, slugs, scanUrl });
+  const templates = new TemplateService({ db, clock, outbox, templates: templatesRepo, nodes: nodesRepo, nodeService: nodes });
+  const rules = new RuleService({ db, clock, rules: new RulesRepo(db), nodeService: nodes });
+  const batches = new BatchService({
+    db,
+    clock,
+    outbox,
+    batches: batchesRepo,
+    nodes: nodesRepo,
+    templates: templatesRepo,
+    nodeService: nodes,
+    apiBase: `${config.publicUrl}/v1`,
+  });
+  const keys = new KeyService(db, keysRepo, clock);
+  const generator = new BatchGenerator(batches, batchesRepo);
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator };
+}
+
+/**
+ * The one factory behind Electron, the headless CLI and the tests: everything it needs is
+ * passed in, nothing is module-global.
+ */
+export function createApp({ db, clock, config, logger = consoleLogger }: CreateAppOptions): App {
+  const services = createServices(db, clock, config);
+  const rateLimiter = new RateLimiter(clock);
+  const routes: AnyRouteSpec[] = [
+    ...nodeRoutes(services.nodes),
+    ...ruleRoutes(services.rules),
+    ...batchRoutes(services.batches, services.generator),
+    ...templateRoutes(services.templates),
+    ...keyRoutes(services.keys),
+  ];
+  const workers: Worker[] = [services.generator];
+
+  const expressApp = createHttpApp({
+    routes,
+    keys: services.keys,
+    rateLimiter,
+    trustProxy: config.trustProxy,
+    version: config.version,
+    logger,
+  });
+
+  const handle = (req: IncomingMessage, res: ServerResponse) => {
+    res.setHeader('X-Request-Id', randomUUID());
+    expressApp(req, res);
+  };
+
+  return {
+    handle,
+    start: () => workers.forEach((w) => w.start()),
+    stop: async () => {
+      await Promise.all(workers.map((w) => w.stop()));
+    },
+    services,
+    express: expressApp,
+    routes,
+  };
+}

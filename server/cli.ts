@@ -1,0 +1,138 @@
+#!/usr/bin/env node
+import { Command, Option } from 'commander';
+import { VERSION } from './config.ts';
+import { openDatabase } from './db/database.ts';
+import { KeysRepo } from './features/keys/repo.ts';
+import { KeyService } from './features/keys/service.ts';
+import { systemClock } from './platform/clock.ts';
+import { PLANS, type Plan } from './schemas/common.ts';
+import { databaseFile, startServer } from './serve.ts';
+
+const program = new Command()
+  .name('waymark')
+  .description('Waymark: permanent scan URLs for QR codes and NFC tags, served offline.')
+  .version(VERSION);
+
+const dataOption = () => new Option('--data <dir>', 'data directory').env('WAYMARK_DATA').default('./data');
+const jsonOption = () => new Option('--json', 'print one JSON line').env('WAYMARK_JSON');
+
+program
+  .command('serve')
+  .description('run the API, scan URLs and console')
+  .addOption(new Option('--host <host>', 'address to listen on').env('WAYMARK_HOST').default('127.0.0.1'))
+  .addOption(new Option('--port <port>', 'port (0 picks a free one)').env('WAYMARK_PORT').default('8787').argParser(parsePort))
+  .addOption(dataOption())
+  .addOption(new Option('--scan-base <url>', 'public address printed on tags (default: the listening URL)').env('WAYMARK_SCAN_BASE'))
+  .addOption(new Option('--trust-proxy', 'honour X-Forwarded-For and CF-IPCountry from a reverse proxy').env('WAYMARK_TRUST_PROXY'))
+  .action(async (opts: { host: string; port: number | string; data: string; scanBase?: string; trustProxy?: boolean }) => {
+    if (opts.scanBase !== undefined && !/^https?:\/\/[^/\s]+(\/[^\s]*)?$/i.test(opts.scanBase)) {
+      fail('--scan-base must be an http(s) URL such as https://w.example.com');
+    }
+    const running = await startServer({
+      host: opts.host,
+      port: typeof opts.port === 'string' ? parsePort(opts.port) : opts.port,
+      dataDir: opts.data,
+      scanBase: opts.scanBase,
+      trustProxy: Boolean(opts.trustProxy),
+    });
+    console.log(`Waymark ${VERSION} listening on ${running.url}`);
+    console.log(`Data: ${databaseFile(opts.data)}`);
+    if (running.firstRun) {
+      console.log('');
+      console.log('Created the default organization. Its API key (shown only this once):');
+      console.log(`  ${running.firstRun.apiKey}`);
+      console.log(`Console: ${running.url}/console/#key=${running.firstRun.apiKey}`);
+    } else {
+      console.log(`Console: ${running.url}/console/`);
+    }
+    let stopping = false;
+    const shutdown = (signal: string) => {
+      if (stopping) return;
+      stopping = true;
+      console.log(`${signal}: shutting down`);
+      running.close().then(
+        () => process.exit(0),
+        (err: unknown) => {
+          console.error(err);
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGINT', () => shutdown('SIGINT'));
+    process.on('SIGTERM', () => shutdown('SIGTERM'));
+  });
+
+const org = program.command('org').description('organizations');
+org
+  .command('create')
+  .description('create an organization and its first API key')
+  .requiredOption('--name <name>', 'organization name')
+  .addOption(dataOption())
+  .addOption(jsonOption())
+  .action((opts: { name: string; data: string; json?: boolean }) => {
+    const name = nonBlank(opts.name, '--name');
+    withKeys(opts.data, (keys) => {
+      const { org: created, apiKey } = keys.createOrgWithKey(name, 'First key');
+      if (opts.json) {
+        console.log(JSON.stringify({ org: { id: created.id, name: created.name }, api_key: apiKey }));
+      } else {
+        console.log(`Organization ${created.name} (${created.id})`);
+        console.log(`API key (shown only this once): ${apiKey}`);
+      }
+    });
+  });
+
+const keysCommand = program.command('keys').description('API keys');
+keysCommand
+  .command('create')
+  .description('create an API key for an organization')
+  .requiredOption('--org <id>', 'organization id')
+  .requiredOption('--name <name>', 'key name')
+  .addOption(new Option('--plan <plan>', 'rate-limit plan').choices(PLANS).default('developer'))
+  .addOption(dataOption())
+  .addOption(jsonOption())
+  .action((opts: { org: string; name: string; plan: Plan; data: string; json?: boolean }) => {
+    const name = nonBlank(opts.name, '--name');
+    withKeys(opts.data, (keys) => {
+      let result;
+      try {
+        result = keys.createKey(opts.org, name, opts.plan);
+      } catch {
+        fail(`organization ${opts.org} not found`);
+      }
+      const { key, apiKey } = result;
+      if (opts.json) {
+        console.log(JSON.stringify({ key: { id: key.id, name: key.name, plan: key.plan }, api_key: apiKey }));
+      } else {
+        console.log(`Key ${key.name} (${key.id}, plan ${key.plan})`);
+        console.log(`API key (shown only this once): ${apiKey}`);
+      }
+    });
+  });
+
+function withKeys(dataDir: string, run: (keys: KeyService) => void): void {
+  const db = openDatabase(databaseFile(dataDir));
+  try {
+    run(new KeyService(db, new KeysRepo(db), systemClock));
+  } finally {
+    db.close();
+  }
+}
+
+function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) fail(`invalid port: ${value}`);
+  return port;
+}
+
+function nonBlank(value: string, flag: string): string {
+  if (value.trim() === '') fail(`${flag} must not be empty`);
+  return value;
+}
+
+function fail(message: string): never {
+  console.error(`waymark: ${message}`);
+  process.exit(2);
+}
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,29 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export interface AppConfig {
+  /** Public address printed on tags: scan URLs are `{scanBase}/v/<slug>`. No trailing slash. */
+  scanBase: string;
+  /** Origin of this API as clients should reach it (used where no request is at hand, e.g. events). */
+  publicUrl: string;
+  /** Honour X-Forwarded-For / X-Forwarded-Proto / CF-IPCountry (only behind a proxy you run). */
+  trustProxy: boolean;
+  /** Where the data lives (shown in the console's About screen). */
+  dataDir: string;
+  version: string;
+}
+
+export const VERSION: string = (
+  JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }
+).version;
+
+export function makeConfig(partial: Partial<AppConfig> & Pick<AppConfig, 'scanBase'>): AppConfig {
+  const scanBase = partial.scanBase.replace(/\/+$/, '');
+  return {
+    scanBase,
+    publicUrl: (partial.publicUrl ?? scanBase).replace(/\/+$/, ''),
+    trustProxy: partial.trustProxy ?? false,
+    dataDir: partial.dataDir ?? '',
+    version: partial.version ?? VERSION,
+  };
+}

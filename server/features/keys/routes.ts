@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { defineRoute } from '../../http/route.ts';
+import { ApiKey, ApiKeyCreated, CreateApiKeyBody } from '../../schemas/apiKeys.ts';
+import { Deleted } from '../../schemas/common.ts';
+import { IdParams } from '../../schemas/templates.ts';
+import type { KeyService } from './service.ts';
+
+export function keyRoutes(keys: KeyService) {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api-keys',
+      summary: 'List the organization\'s API keys (never the keys themselves)',
+      tags: ['API keys'],
+      responses: { 200: { description: 'Keys', schema: ApiKey, list: true } },
+      handler: ({ auth }) => {
+        const list = keys.list(auth.orgId).map((k) => keys.toApi(k));
+        return { data: list, total: list.length };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api-keys',
+      summary: 'Create an API key (shown once, in this response)',
+      tags: ['API keys'],
+      body: CreateApiKeyBody,
+      responses: { 201: { description: 'Created', schema: ApiKeyCreated } },
+      handler: ({ body, auth }) => {
+        const { key, apiKey } = keys.createKey(auth.orgId, body.name, body.plan);
+        return { status: 201, data: { ...keys.toApi(key), api_key: apiKey } };
+      },
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/api-keys/{id}',
+      summary: 'Revoke an API key (it fails with 401 at once)',
+      tags: ['API keys'],
+      params: IdParams,
+      responses: { 200: { description: 'Revoked', schema: Deleted.extend({ id: z.string() }) }, 404: { description: 'API key not found' } },
+      handler: ({ params, auth }) => {
+        keys.revoke(auth.orgId, params.id);
+        return { data: { deleted: true, id: params.id } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,63 @@
+import { defineRoute } from '../../http/route.ts';
+import { Deleted } from '../../schemas/common.ts';
+import { SlugParams } from '../../schemas/nodes.ts';
+import { CreateRuleBody, Rule, RuleParams, UpdateRuleBody } from '../../schemas/rules.ts';
+import type { RuleService } from './service.ts';
+
+export function ruleRoutes(rules: RuleService) {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/nodes/{slug}/rules',
+      summary: 'Create a routing rule',
+      tags: ['Routing rules'],
+      params: SlugParams,
+      body: CreateRuleBody,
+      responses: { 201: { description: 'Created', schema: Rule }, 404: { description: 'Node not found' } },
+      handler: ({ params, body, auth }) => ({ status: 201, data: rules.toApi(rules.create(auth.orgId, params.slug, body)) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/nodes/{slug}/rules',
+      summary: 'List a node\'s rules in evaluation order',
+      tags: ['Routing rules'],
+      params: SlugParams,
+      responses: { 200: { description: 'Rules', schema: Rule, list: true } },
+      handler: ({ params, auth }) => {
+        const list = rules.list(auth.orgId, params.slug).map((r) => rules.toApi(r));
+        return { data: list, total: list.length };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/nodes/{slug}/rules/{ruleId}',
+      summary: 'Get a rule',
+      tags: ['Routing rules'],
+      params: RuleParams,
+      responses: { 200: { description: 'The rule', schema: Rule }, 404: { description: 'Rule not found' } },
+      handler: ({ params, auth }) => ({ data: rules.toApi(rules.get(auth.orgId, params.slug, params.ruleId)) }),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/nodes/{slug}/rules/{ruleId}',
+      summary: 'Update a rule',
+      tags: ['Routing rules'],
+      params: RuleParams,
+      body: UpdateRuleBody,
+      responses: { 200: { description: 'Updated', schema: Rule }, 404: { description: 'Rule not found' } },
+      handler: ({ params, body, auth }) => ({ data: rules.toApi(rules.update(auth.orgId, params.slug, params.ruleId, body)) }),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/nodes/{slug}/rules/{ruleId}',
+      summary: 'Delete a rule',
+      tags: ['Routing rules'],
+      params: RuleParams,
+      responses: { 200: { description: 'Deleted', schema: Deleted.extend({ id: Rule.shape.id }) }, 404: { description: 'Rule not found' } },
+      handler: ({ params, auth }) => {
+        rules.remove(auth.orgId, params.slug, params.ruleId);
+        return { data: { deleted: true, id: params.ruleId } };
+      },
+    }),
+  ];
+}

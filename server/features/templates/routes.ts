@@ -1,0 +1,61 @@
+import { defineRoute } from '../../http/route.ts';
+import { Deleted } from '../../schemas/common.ts';
+import { CreateTemplateBody, IdParams, ListTemplatesQuery, Template, UpdateTemplateBody } from '../../schemas/templates.ts';
+import type { TemplateService } from './service.ts';
+
+export function templateRoutes(templates: TemplateService) {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/templates',
+      summary: 'Create a template',
+      tags: ['Templates'],
+      body: CreateTemplateBody,
+      responses: { 201: { description: 'Created', schema: Template } },
+      handler: ({ body, auth }) => ({ status: 201, data: templates.toApi(templates.create(auth.orgId, body)) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/templates',
+      summary: 'List templates',
+      tags: ['Templates'],
+      query: ListTemplatesQuery,
+      responses: { 200: { description: 'Templates', schema: Template, list: true } },
+      handler: ({ query, auth }) => {
+        const { rows, total } = templates.list(auth.orgId, query.limit, query.offset);
+        return { data: rows.map((t) => templates.toApi(t)), total };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/templates/{id}',
+      summary: 'Get a template',
+      tags: ['Templates'],
+      params: IdParams,
+      responses: { 200: { description: 'The template', schema: Template }, 404: { description: 'Template not found' } },
+      handler: ({ params, auth }) => ({ data: templates.toApi(templates.get(auth.orgId, params.id)) }),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/templates/{id}',
+      summary: 'Update a template (locked-field changes reach every bound node)',
+      tags: ['Templates'],
+      params: IdParams,
+      body: UpdateTemplateBody,
+      responses: { 200: { description: 'Updated', schema: Template }, 404: { description: 'Template not found' } },
+      handler: ({ params, body, auth }) => ({ data: templates.toApi(templates.update(auth.orgId, params.id, body)) }),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/templates/{id}',
+      summary: 'Delete a template (bound nodes keep their payload and are unbound)',
+      tags: ['Templates'],
+      params: IdParams,
+      responses: { 200: { description: 'Deleted', schema: Deleted.extend({ id: Template.shape.id }) }, 404: { description: 'Template not found' } },
+      handler: ({ params, auth }) => {
+        templates.remove(auth.orgId, params.id);
+        return { data: { deleted: true, id: params.id } };
+      },
+    }),
+  ];
+}

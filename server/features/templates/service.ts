@@ -1,0 +1,142 @@
+import type { Database } from 'better-sqlite3';
+import { z } from 'zod';
+import type { Clock } from '../../platform/clock.ts';
+import { ValidationError, notFound } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { mergePatch } from '../../platform/mergePatch.ts';
+import type { Outbox } from '../../platform/outbox.ts';
+import type { FunctionType } from '../../schemas/common.ts';
+import { payloadFields, payloadSchemas } from '../../schemas/payloads.ts';
+import type { TemplateT } from '../../schemas/templates.ts';
+import type { NodesRepo } from '../nodes/repo.ts';
+import type { NodeService } from '../nodes/service.ts';
+import { applyTemplate, validatePayload } from '../nodes/payload.ts';
+import type { TemplateRow, TemplatesRepo } from './repo.ts';
+
+export interface TemplateServiceDeps {
+  db: Database;
+  clock: Clock;
+  outbox: Outbox;
+  templates: TemplatesRepo;
+  nodes: NodesRepo;
+  nodeService: NodeService;
+}
+
+/**
+ * A template's payload is a partial payload: every field it sets must be valid for the type,
+ * but required fields may be left to the nodes. Each field is checked on its own.
+ */
+function validatePartialPayload(type: FunctionType, payload: Record<string, unknown>): void {
+  const shape = payloadSchemas[type].shape as Record<string, z.ZodType>;
+  const details: Record<string, string> = {};
+  for (const [key, value] of Object.entries(payload)) {
+    const field = shape[key];
+    if (!field) {
+      details[`payload.${key}`] = 'is not a known field';
+      continue;
+    }
+    const result = field.safeParse(value);
+    if (!result.success) details[`payload.${key}`] = result.error.issues[0]?.message ?? 'is invalid';
+  }
+  if (Object.keys(details).length > 0) throw new ValidationError(details);
+}
+
+function validateLockedFields(type: FunctionType, fields: string[]): void {
+  const known = payloadFields[type];
+  const details: Record<string, string> = {};
+  fields.forEach((f, i) => {
+    if (!known.includes(f)) details[`locked_fields.${i}`] = `must be a ${type} payload field: ${known.join(', ')}`;
+  });
+  if (Object.keys(details).length > 0) throw new ValidationError(details);
+}
+
+export class TemplateService {
+  private readonly deps: TemplateServiceDeps;
+
+  constructor(deps: TemplateServiceDeps) {
+    this.deps = deps;
+  }
+
+  toApi(t: TemplateRow): TemplateT {
+    const { org_id: _org, ...rest } = t;
+    return rest;
+  }
+
+  create(orgId: string, input: { name: string; function_type: FunctionType; payload: Record<string, unknown>; locked_fields?: string[] | undefined }): TemplateRow {
+    validatePartialPayload(input.function_type, input.payload);
+    const locked = [...new Set(input.locked_fields ?? [])];
+    validateLockedFields(input.function_type, locked);
+    const now = new Date(this.deps.clock.now()).toISOString();
+    const template: TemplateRow = {
+      id: newId(),
+      org_id: orgId,
+      name: input.name,
+      function_type: input.function_type,
+      payload: input.payload,
+      locked_fields: locked,
+      created_at: now,
+      updated_at: now,
+    };
+    this.deps.templates.insert(template);
+    return template;
+  }
+
+  get(orgId: string, id: string): TemplateRow {
+    const t = this.deps.templates.get(orgId, id);
+    if (!t) throw notFound.template();
+    return t;
+  }
+
+  list(orgId: string, limit: number, offset: number) {
+    return this.deps.templates.list(orgId, limit, offset);
+  }
+
+  /**
+   * Updates a template. When a locked field's value changes, every bound node takes the new
+   * value in the same transaction (and must stay valid, else nothing changes).
+   */
+  update(orgId: string, id: string, input: { name?: string | undefined; payload?: Record<string, unknown> | undefined; locked_fields?: string[] | undefined }): TemplateRow {
+    const { db, nodes, nodeService, outbox } = this.deps;
+    return db.transaction(() => {
+      const current = this.get(orgId, id);
+      const next: TemplateRow = { ...current, updated_at: new Date(this.deps.clock.now()).toISOString() };
+      if (input.name !== undefined) next.name = input.name;
+      if (input.payload !== undefined) {
+        next.payload = mergePatch(current.payload, input.payload) as Record<string, unknown>;
+        validatePartialPayload(current.function_type, next.payload);
+      }
+      if (input.locked_fields !== undefined) {
+        next.locked_fields = [...new Set(input.locked_fields)];
+        validateLockedFields(current.function_type, next.locked_fields);
+      }
+      this.deps.templates.update(next);
+
+      const lockedChanged = next.locked_fields.some(
+        (f) => !current.locked_fields.includes(f) || JSON.stringify(current.payload[f]) !== JSON.stringify(next.payload[f]),
+      );
+      if (lockedChanged) {
+        for (const node of nodes.boundToTemplate(current.id)) {
+          const payload = applyTemplate(next, node.payload);
+          if (JSON.stringify(payload) === JSON.stringify(node.payload)) continue;
+          try {
+            validatePayload(node.function_type, payload);
+          } catch (err) {
+            if (err instanceof ValidationError) {
+              throw new ValidationError({ payload: `would make bound node ${node.slug} invalid: ${Object.entries(err.details ?? {}).map(([k, v]) => `${k} ${v}`).join('; ')}` });
+            }
+            throw err;
+          }
+          const updated = { ...node, payload, updated_at: next.updated_at };
+          nodes.update(updated);
+          outbox.record(orgId, 'node.updated', nodeService.toApi(updated));
+        }
+      }
+      return next;
+    })();
+  }
+
+  remove(orgId: string, id: string): void {
+    this.get(orgId, id);
+    this.deps.templates.delete(id);
+  }
+}

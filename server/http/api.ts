@@ -1,0 +1,51 @@
+import express, { type Express, type Request, type Response } from 'express';
+import { NotFoundError } from '../platform/errors.ts';
+import { errorHandler, type ErrorLogger } from './errors.ts';
+import { buildOpenApiDocument } from './openapi.ts';
+import { type AnyRouteSpec, type ApiDeps, mount } from './route.ts';
+
+export interface HttpAppOptions extends ApiDeps {
+  routes: readonly AnyRouteSpec[];
+  trustProxy: boolean;
+  version: string;
+  logger: ErrorLogger;
+  /** Extra mounts outside /v1 (console static files, metrics …), applied before the 404. */
+  extend?: (app: Express) => void;
+}
+
+export const BODY_LIMIT = '64kb';
+
+/** The Express side of the server: /healthz, /v1 (API + openapi.json) and whatever `extend` adds. */
+export function createHttpApp(options: HttpAppOptions): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', options.trustProxy);
+  app.set('json spaces', 0);
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  });
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok', version: options.version });
+  });
+
+  let openapi: object | undefined;
+  app.get('/v1/openapi.json', (_req, res) => {
+    openapi ??= buildOpenApiDocument(options.routes, options.version);
+    res.json(openapi);
+  });
+
+  const api = express.Router();
+  const json = express.json({ limit: BODY_LIMIT });
+  for (const route of options.routes) mount(api, options, route, json);
+  app.use('/v1', api);
+
+  options.extend?.(app);
+
+  app.use((_req: Request, _res: Response) => {
+    throw new NotFoundError();
+  });
+  app.use(errorHandler(options.logger));
+  return app;
+}

@@ -1,0 +1,37 @@
+import type { NextFunction, Request, Response } from 'express';
+import { AppError } from '../platform/errors.ts';
+
+export interface ErrorLogger {
+  error(message: string, err: unknown): void;
+}
+
+/** Maps every error to the spec's `{data: null, error}` body; never leaks a stack trace. */
+export function errorHandler(logger: ErrorLogger) {
+  return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
+    let status = 500;
+    let body: Record<string, unknown> = { data: null, error: 'Internal server error' };
+    if (err instanceof AppError) {
+      status = err.status;
+      body = { data: null, error: err.message };
+      if (err.details) body.details = err.details;
+    } else if (isBodyParserError(err)) {
+      if (err.type === 'entity.too.large') {
+        status = 413;
+        body = { data: null, error: 'Request body too large (limit 64 KiB)' };
+      } else if (err.status >= 400 && err.status < 500) {
+        status = 400;
+        body = { data: null, error: err.type === 'entity.parse.failed' ? 'Malformed JSON body' : 'Request body could not be read' };
+      }
+    }
+    if (status === 500) logger.error(`${req.method} ${req.originalUrl} failed (request ${String(res.getHeader('X-Request-Id'))})`, err);
+    if (res.headersSent) {
+      res.destroy();
+      return;
+    }
+    res.status(status).json(body);
+  };
+}
+
+function isBodyParserError(err: unknown): err is { type: string; status: number } {
+  return typeof err === 'object' && err !== null && 'type' in err && 'status' in err;
+}

@@ -1,0 +1,111 @@
+import type { NextFunction, Request, Response, Router } from 'express';
+import { z } from 'zod';
+import { BadRequestError, RateLimitError, UnauthorizedError } from '../platform/errors.ts';
+import { parseOrThrow } from '../platform/validation.ts';
+import type { AuthenticatedKey, KeyService } from '../features/keys/service.ts';
+import type { Budget, RateLimiter } from './rateLimit.ts';
+
+export interface RouteContext<B, Q, P> {
+  body: B;
+  query: Q;
+  params: P;
+  auth: AuthenticatedKey;
+  req: Request;
+  res: Response;
+  /** `{base_url}` as this client reached it, e.g. http://192.168.1.20:8787/v1 */
+  apiBase: string;
+}
+
+/** What a handler returns: a JSON reply, or nothing when it wrote the response itself. */
+export type Reply = { status?: number; data: unknown; total?: number } | undefined;
+
+export interface ResponseDoc {
+  description: string;
+  /** Schema of `data`. */
+  schema?: z.ZodType;
+  /** `data` is an array of `schema` and the body adds `total`. */
+  list?: boolean;
+  /** Non-JSON content (CSV, PDF, SVG …). */
+  content?: Record<string, { schema: z.ZodType }>;
+}
+
+export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> {
+  method: 'get' | 'post' | 'patch' | 'put' | 'delete';
+  /** OpenAPI-style path relative to /v1, e.g. `/nodes/{slug}`. */
+  path: string;
+  summary: string;
+  tags: string[];
+  body?: B;
+  query?: Q;
+  params?: P;
+  /** Which rate budget the call counts against (default standard). */
+  budget?: Budget;
+  responses: Record<number, ResponseDoc>;
+  handler: (ctx: RouteContext<z.infer<B>, z.infer<Q>, z.infer<P>>) => Reply | Promise<Reply>;
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyRouteSpec = RouteSpec<any, any, any>;
+
+export function defineRoute<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodType = z.ZodUnknown, P extends z.ZodType = z.ZodUnknown>(
+  spec: RouteSpec<B, Q, P>,
+): AnyRouteSpec {
+  return spec;
+}
+
+export interface ApiDeps {
+  keys: KeyService;
+  rateLimiter: RateLimiter;
+}
+
+function bearer(req: Request): string | undefined {
+  const header = req.headers.authorization;
+  const match = header ? /^Bearer\s+(\S+)\s*$/i.exec(header) : null;
+  return match?.[1];
+}
+
+/** Authenticates, charges the rate budget and sets the X-RateLimit-* headers. */
+export function guard(deps: ApiDeps, budget: Budget) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const auth = deps.keys.authenticate(bearer(req));
+    if (!auth) throw new UnauthorizedError();
+    const decision = deps.rateLimiter.check(auth.keyId, auth.limits, budget);
+    res.setHeader('X-RateLimit-Limit', String(decision.limit));
+    res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
+    res.setHeader('X-RateLimit-Reset', String(decision.reset));
+    if (!decision.allowed) {
+      res.setHeader('Retry-After', String(decision.retryAfter));
+      throw new RateLimitError(decision.retryAfter);
+    }
+    res.locals.auth = auth;
+    next();
+  };
+}
+
+export function expressPath(path: string): string {
+  return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+/** Mounts a route: guard, body/query/params parsing with zod, the handler, the JSON reply. */
+export function mount(router: Router, deps: ApiDeps, spec: AnyRouteSpec, jsonParser: (req: Request, res: Response, next: NextFunction) => void): void {
+  router[spec.method](expressPath(spec.path), guard(deps, spec.budget ?? 'standard'), jsonParser, async (req: Request, res: Response) => {
+    let body: unknown;
+    if (spec.body) {
+      if (req.body === undefined || !req.is('application/json')) {
+        throw new BadRequestError('Request body must be JSON (Content-Type: application/json)');
+      }
+      if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) {
+        throw new BadRequestError('Request body must be a JSON object');
+      }
+      body = parseOrThrow(spec.body, req.body);
+    }
+    const query = spec.query ? parseOrThrow(spec.query, { ...req.query }) : req.query;
+    const params = spec.params ? parseOrThrow(spec.params, req.params) : req.params;
+    const apiBase = `${req.protocol}://${req.get('host') ?? 'localhost'}/v1`;
+    const reply = await spec.handler({ body, query, params, auth: res.locals.auth as AuthenticatedKey, req, res, apiBase });
+    if (reply === undefined) return;
+    const payload: Record<string, unknown> = { data: reply.data };
+    if (reply.total !== undefined) payload.total = reply.total;
+    res.status(reply.status ?? 200).json(payload);
+  });
+}

@@ -1,0 +1,69 @@
+import { z } from 'zod';
+import { FUNCTION_TYPES, NODE_STATUSES, functionType, oneOf, pagination, text, timestamp } from './common.ts';
+import { payloadObject } from './payloads.ts';
+
+export const CreateNodeBody = z
+  .strictObject({
+    label: text(200),
+    function_type: functionType,
+    payload: payloadObject,
+    template_id: z.string().max(100).optional(),
+    status: oneOf(['active', 'draft'] as const).optional().meta({ description: 'Defaults to active.' }),
+  })
+  .meta({ id: 'CreateNodeBody' });
+
+export const UpdateNodeBody = z
+  .strictObject({
+    label: text(200).optional(),
+    function_type: functionType.optional(),
+    payload: z
+      .record(z.string(), z.unknown(), { error: 'must be an object' })
+      .optional()
+      .meta({ description: 'JSON Merge Patch (RFC 7396) onto the stored payload; null removes a key.' }),
+    status: oneOf(['active', 'paused', 'retired'] as const).optional(),
+  })
+  .meta({ id: 'UpdateNodeBody' });
+
+export const ListNodesQuery = z.strictObject({
+  status: oneOf(NODE_STATUSES).optional(),
+  function_type: oneOf(FUNCTION_TYPES).optional(),
+  batch_id: z.string().max(100).optional(),
+  q: z.string().max(200).optional().meta({ description: 'Search in label, slug and serial.' }),
+  ...pagination,
+});
+
+export const SlugParams = z.object({ slug: z.string() });
+
+export const Node = z
+  .object({
+    id: z.string(),
+    slug: z.string(),
+    label: z.string(),
+    url: z.string(),
+    function_type: functionType,
+    payload: z.record(z.string(), z.unknown()),
+    status: oneOf(NODE_STATUSES),
+    hardware_id: z.string().nullable(),
+    scan_count: z.number().int(),
+    template_id: z.string().nullable(),
+    batch_id: z.string().nullable(),
+    serial: z.string().nullable(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Node' });
+export type NodeT = z.infer<typeof Node>;
+
+export const NodeCreated = Node.pick({ id: true, slug: true, url: true, function_type: true, status: true }).meta({
+  id: 'NodeCreated',
+});
+export const NodeUpdated = Node.pick({
+  id: true,
+  slug: true,
+  label: true,
+  url: true,
+  function_type: true,
+  payload: true,
+  status: true,
+}).meta({ id: 'NodeUpdated' });
+export const NodeDeleted = z.object({ deleted: z.literal(true), slug: z.string() });

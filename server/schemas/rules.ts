@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import { functionType, oneOf, timestamp } from './common.ts';
+import { payloadObject } from './payloads.ts';
+
+export const RULE_TYPES = ['time_based', 'geo_based', 'device_based', 'traffic_split'] as const;
+export type RuleType = (typeof RULE_TYPES)[number];
+export const DEVICES = ['mobile', 'tablet', 'desktop'] as const;
+export const OPERATING_SYSTEMS = ['ios', 'android', 'windows', 'macos', 'linux'] as const;
+
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time HH:MM (00:00 to 23:59)');
+
+export const TimeWindow = z.strictObject({
+  days: z
+    .array(z.number().int().min(1, 'must be 1 (Monday) to 7 (Sunday)').max(7, 'must be 1 (Monday) to 7 (Sunday)'))
+    .min(1, 'must list at least one day'),
+  start_time: hhmm,
+  end_time: hhmm,
+});
+
+export const TimeConditions = z
+  .strictObject({
+    timezone: z.string().refine(isTimeZone, 'must be an IANA time zone name such as Europe/Paris'),
+    windows: z.array(TimeWindow).min(1, 'must have at least one window').max(50),
+  })
+  .meta({ id: 'TimeConditions' });
+
+export const GeoConditions = z
+  .strictObject({
+    countries: z
+      .array(z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code such as FR'))
+      .min(1, 'must list at least one country')
+      .max(250),
+  })
+  .meta({ id: 'GeoConditions' });
+
+export const DeviceConditions = z
+  .strictObject({
+    devices: z.array(oneOf(DEVICES)).min(1).optional(),
+    os: z.array(oneOf(OPERATING_SYSTEMS)).min(1).optional(),
+  })
+  .refine((c) => c.devices !== undefined || c.os !== undefined, 'must set devices or os')
+  .meta({ id: 'DeviceConditions' });
+
+export const SplitConditions = z
+  .strictObject({
+    weight: z.number().int('must be a whole number').min(1, 'must be 1 to 100').max(100, 'must be 1 to 100'),
+  })
+  .meta({ id: 'SplitConditions' });
+
+export const conditionSchemas = {
+  time_based: TimeConditions,
+  geo_based: GeoConditions,
+  device_based: DeviceConditions,
+  traffic_split: SplitConditions,
+} as const;
+
+export const CreateRuleBody = z
+  .strictObject({
+    rule_type: oneOf(RULE_TYPES),
+    conditions: z.record(z.string(), z.unknown(), { error: 'must be an object' }),
+    function_type: functionType,
+    payload: payloadObject,
+    priority: z.number().int().min(0).max(1_000_000).optional().meta({ description: 'Lower runs first; default 0.' }),
+    enabled: z.boolean().optional(),
+  })
+  .meta({ id: 'CreateRuleBody' });
+
+export const UpdateRuleBody = z
+  .strictObject({
+    rule_type: oneOf(RULE_TYPES).optional(),
+    conditions: z.record(z.string(), z.unknown(), { error: 'must be an object' }).optional(),
+    function_type: functionType.optional(),
+    payload: payloadObject.optional(),
+    priority: z.number().int().min(0).max(1_000_000).optional(),
+    enabled: z.boolean().optional(),
+  })
+  .meta({ id: 'UpdateRuleBody' });
+
+export const Rule = z
+  .object({
+    id: z.string(),
+    rule_type: oneOf(RULE_TYPES),
+    conditions: z.record(z.string(), z.unknown()),
+    function_type: functionType,
+    payload: z.record(z.string(), z.unknown()),
+    priority: z.number().int(),
+    enabled: z.boolean(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Rule' });
+export type RuleT = z.infer<typeof Rule>;
+
+export const RuleParams = z.object({ slug: z.string(), ruleId: z.string() });

@@ -1,0 +1,83 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { networkInterfaces } from 'node:os';
+import { join } from 'node:path';
+import { type App, createApp, type Logger, consoleLogger } from './app.ts';
+import { makeConfig } from './config.ts';
+import { type Database, openDatabase } from './db/database.ts';
+import { type Clock, systemClock } from './platform/clock.ts';
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  scanBase?: string | undefined;
+  trustProxy?: boolean | undefined;
+  clock?: Clock;
+  logger?: Logger;
+}
+
+export interface RunningServer {
+  url: string;
+  app: App;
+  db: Database;
+  server: Server;
+  /** Set when this start created the default organization: its first key, shown once. */
+  firstRun?: { orgId: string; apiKey: string };
+  close(): Promise<void>;
+}
+
+export function databaseFile(dataDir: string): string {
+  return join(dataDir, 'waymark.sqlite');
+}
+
+/** An address phones on the LAN can reach when listening on all interfaces. */
+function reachableHost(host: string): string {
+  if (host !== '0.0.0.0' && host !== '::') return host.includes(':') ? `[${host}]` : host;
+  for (const addresses of Object.values(networkInterfaces())) {
+    for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
+  }
+  return '127.0.0.1';
+}
+
+/** Opens the data directory, starts the HTTP server and the workers. Used by the CLI and Electron. */
+export async function startServer(options: ServeOptions): Promise<RunningServer> {
+  const clock = options.clock ?? systemClock;
+  const logger = options.logger ?? consoleLogger;
+  const db = openDatabase(databaseFile(options.dataDir));
+  const server = createServer();
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${reachableHost(options.host)}:${port}`;
+  const config = makeConfig({
+    scanBase: options.scanBase ?? url,
+    publicUrl: url,
+    trustProxy: options.trustProxy ?? false,
+    dataDir: options.dataDir,
+  });
+  const app = createApp({ db, clock, config, logger });
+  server.on('request', app.handle);
+
+  let firstRun: RunningServer['firstRun'];
+  if (!app.services.keys.hasOrganizations()) {
+    const created = app.services.keys.createOrgWithKey('Default organization', 'First key');
+    firstRun = { orgId: created.org.id, apiKey: created.apiKey };
+  }
+  app.start();
+
+  let closing: Promise<void> | undefined;
+  const close = () =>
+    (closing ??= (async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await app.stop();
+      db.close();
+    })());
+
+  return { url, app, db, server, ...(firstRun ? { firstRun } : {}), close };
+}

@@ -1,0 +1,135 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Logger } from '../../server/app.ts';
+import type { Clock } from '../../server/platform/clock.ts';
+import { type RunningServer, startServer } from '../../server/serve.ts';
+
+export const repoRoot = join(import.meta.dirname, '..', '..');
+
+export function tempDataDir(prefix = 'waymark-test-'): string {
+  return mkdtempSync(join(tmpdir(), prefix));
+}
+
+const quietLogger: Logger = { info: () => {}, error: (m, err) => console.error(m, err) };
+
+export interface TestServer {
+  url: string;
+  apiKey: string;
+  orgId: string;
+  dataDir: string;
+  running: RunningServer;
+  /** fetch against the API with the default key (or `key`, or none with `key: null`). */
+  api(method: string, path: string, body?: unknown, key?: string | null): Promise<ApiResponse>;
+  close(): Promise<void>;
+}
+
+export interface ApiResponse {
+  status: number;
+  headers: Headers;
+  body: any; // eslint-disable-line @typescript-eslint/no-explicit-any
+  text: string;
+}
+
+/** A real server on 127.0.0.1 (random port) over a real SQLite file in a temp dir. */
+export async function startTestServer(options: { clock?: Clock; dataDir?: string; scanBase?: string; trustProxy?: boolean } = {}): Promise<TestServer> {
+  const dataDir = options.dataDir ?? tempDataDir();
+  const running = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    dataDir,
+    scanBase: options.scanBase,
+    trustProxy: options.trustProxy,
+    logger: quietLogger,
+    ...(options.clock ? { clock: options.clock } : {}),
+  });
+  if (!running.firstRun) throw new Error('expected a fresh data directory');
+  const apiKey = running.firstRun.apiKey;
+  return {
+    url: running.url,
+    apiKey,
+    orgId: running.firstRun.orgId,
+    dataDir,
+    running,
+    api: (method, path, body, key) => apiRequest(running.url, method, path, body, key === undefined ? apiKey : key),
+    close: async () => {
+      await running.close();
+      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+export async function apiRequest(base: string, method: string, path: string, body?: unknown, key?: string | null): Promise<ApiResponse> {
+  const headers: Record<string, string> = {};
+  if (key) headers.authorization = `Bearer ${key}`;
+  let payload: string | undefined;
+  if (body !== undefined) {
+    headers['content-type'] = 'application/json';
+    payload = typeof body === 'string' ? body : JSON.stringify(body);
+  }
+  const res = await fetch(`${base}${path.startsWith('/v') || path.startsWith('/h') ? path : `/v1${path}`}`, {
+    method,
+    headers,
+    ...(payload !== undefined ? { body: payload } : {}),
+    redirect: 'manual',
+  });
+  const text = await res.text();
+  let parsed: unknown;
+  try {
+    parsed = text ? JSON.parse(text) : undefined;
+  } catch {
+    // not JSON (CSV, HTML, PDF …): callers read `text`
+  }
+  return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+export interface ServerProcess {
+  url: string;
+  child: ChildProcess;
+  output: () => string;
+  /** SIGKILL, no chance to clean up. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** The real CLI in a child process (for crash tests: SIGKILL and restart on the same data). */
+export async function spawnServer(dataDir: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
+  const child = spawn(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'serve', '--port', '0', '--data', dataDir, ...extraArgs], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 15_000);
+    const onData = () => {
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        child.stdout!.off('data', onData);
+        resolve(m[1]!);
+      }
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server exited with ${code}:\n${out}`));
+    });
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return {
+    url,
+    child,
+    output: () => out,
+    kill: async () => {
+      child.kill('SIGKILL');
+      await exited;
+    },
+    stop: async () => {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
+}
