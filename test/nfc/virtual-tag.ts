@@ -8,7 +8,7 @@
  * with the ATR); anything longer is a command APDU: reply with data + SW1 SW2. Closing the
  * socket is "card removed", connecting is "card inserted". Memory survives removal.
  *
- * Faults for tests: pulled mid-write (`pullAfterWrites`), read-only (CC access byte + lock bits),
+ * Faults for tests: pulled mid-write (`pullAfter(n)`), read-only (CC access byte + lock bits),
  * locked pages only, a custom (too small) capacity, an unsupported ATR (MIFARE Classic, ISO-DEP).
  */
 import net from 'node:net';
@@ -77,8 +77,8 @@ export class VirtualTag {
   readonly uid: Buffer;
   readonly atr: Buffer;
   readonly memory: Buffer;
-  /** Inject: after this many successful writes in one presentation, drop off the reader. */
-  pullAfterWrites: number | null = null;
+  /** Inject: drop off the reader instead of answering the write after this many more writes. */
+  private pullAtWrite: number | null = null;
   /** Counters since construction (for tests and the benchmark). */
   readonly stats = { apdus: 0, reads: 0, writes: 0, presentations: 0 };
   /** Every UPDATE BINARY page written, in order (all presentations). */
@@ -105,6 +105,11 @@ export class VirtualTag {
     }
     if (options.readOnly || options.lockedPages) this.setAllLockBits();
     if (options.readOnly) this.memory[15] = 0x0f;
+  }
+
+  /** Fault: let `writes` more page writes succeed, then leave the reader (socket closed, no reply). */
+  pullAfter(writes: number): void {
+    this.pullAtWrite = this.writesThisPresentation + writes;
   }
 
   get present(): boolean {
@@ -141,6 +146,7 @@ export class VirtualTag {
   /** Present the tag to a reader (connect to vpcd). Resolves once connected. */
   insert(endpoint: CardEndpoint): Promise<void> {
     if (this.socket) throw new Error('tag already on a reader');
+    if (this.pullAtWrite !== null) this.pullAtWrite -= this.writesThisPresentation;
     this.writesThisPresentation = 0;
     this.pending = Buffer.alloc(0);
     this.stats.presentations++;
@@ -228,8 +234,8 @@ export class VirtualTag {
     if (ins === 0xd6) {
       const page = cmd[3]!;
       if (cmd[4] !== 4 || cmd.length < 9) return SW_WRONG_LENGTH;
-      if (this.pullAfterWrites !== null && this.writesThisPresentation >= this.pullAfterWrites) {
-        this.pullAfterWrites = null;
+      if (this.pullAtWrite !== null && this.writesThisPresentation >= this.pullAtWrite) {
+        this.pullAtWrite = null;
         this.socket?.destroy();
         this.socket = null;
         return null;
