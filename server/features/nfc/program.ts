@@ -92,7 +92,8 @@ async function send(tx: Transmit, apdu: Buffer, max: number, counter: ApduCounte
   } catch {
     throw new NfcError('tag_removed', messages.tagRemoved);
   }
-  if (response.length < 2) throw new NfcError('io_error', 'The reader sent an invalid response.');
+  // vpcd (and some readers) answer with no status word when the card has gone.
+  if (response.length < 2) throw new NfcError('tag_removed', messages.tagRemoved);
   return response;
 }
 
