@@ -25,6 +25,10 @@ import { SlugAllocator } from './features/slugs/allocator.ts';
 import { TemplatesRepo } from './features/templates/repo.ts';
 import { templateRoutes } from './features/templates/routes.ts';
 import { TemplateService } from './features/templates/service.ts';
+import type { NfcDevice } from './features/nfc/bridge.ts';
+import { NfcRepo } from './features/nfc/repo.ts';
+import { nfcRoutes } from './features/nfc/routes.ts';
+import { NfcService } from './features/nfc/service.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -41,6 +45,8 @@ export interface CreateAppOptions {
   clock: Clock;
   config: AppConfig;
   logger?: Logger;
+  /** The NFC reader bridge (serve.ts starts one); without it the NFC API reports NFC unavailable. */
+  nfc?: NfcDevice | null;
 }
 
 /** A background worker the app starts and stops with itself. */
@@ -61,7 +67,7 @@ export interface App {
   routes: readonly AnyRouteSpec[];
 }
 
-function createServices(db: Database, clock: Clock, config: AppConfig) {
+function createServices(db: Database, clock: Clock, config: AppConfig, nfcDevice: NfcDevice | null = null) {
   const outbox = new Outbox(db, clock);
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
@@ -85,15 +91,25 @@ function createServices(db: Database, clock: Clock, config: AppConfig) {
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator };
+  const nfc = new NfcService({
+    clock,
+    outbox,
+    repo: new NfcRepo(db),
+    nodes: nodesRepo,
+    nodeService: nodes,
+    batchService: batches,
+    scanUrl,
+    device: nfcDevice,
+  });
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, nfc };
 }
 
 /**
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ db, clock, config, logger = consoleLogger }: CreateAppOptions): App {
-  const services = createServices(db, clock, config);
+export function createApp({ db, clock, config, logger = consoleLogger, nfc = null }: CreateAppOptions): App {
+  const services = createServices(db, clock, config, nfc);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
@@ -101,8 +117,9 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
     ...batchRoutes(services.batches, services.generator),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
+    ...nfcRoutes(services.nfc),
   ];
-  const workers: Worker[] = [services.generator];
+  const workers: Worker[] = [services.generator, { start: () => services.nfc.start(), stop: async () => services.nfc.stop() }];
 
   const expressApp = createHttpApp({
     routes,

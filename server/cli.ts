@@ -24,7 +24,8 @@ program
   .addOption(dataOption())
   .addOption(new Option('--scan-base <url>', 'public address printed on tags (default: the listening URL)').env('WAYMARK_SCAN_BASE'))
   .addOption(new Option('--trust-proxy', 'honour X-Forwarded-For and CF-IPCountry from a reverse proxy').env('WAYMARK_TRUST_PROXY'))
-  .action(async (opts: { host: string; port: number | string; data: string; scanBase?: string; trustProxy?: boolean }) => {
+  .addOption(new Option('--no-nfc', 'do not start the NFC reader bridge (PC/SC)').env('WAYMARK_NO_NFC'))
+  .action(async (opts: { host: string; port: number | string; data: string; scanBase?: string; trustProxy?: boolean; nfc?: boolean }) => {
     if (opts.scanBase !== undefined && !/^https?:\/\/[^/\s]+(\/[^\s]*)?$/i.test(opts.scanBase)) {
       fail('--scan-base must be an http(s) URL such as https://w.example.com');
     }
@@ -34,6 +35,7 @@ program
       dataDir: opts.data,
       scanBase: opts.scanBase,
       trustProxy: Boolean(opts.trustProxy),
+      nfc: opts.nfc !== false,
     });
     console.log(`Waymark ${VERSION} listening on ${running.url}`);
     console.log(`Data: ${databaseFile(opts.data)}`);

@@ -6,6 +6,7 @@ import { type App, createApp, type Logger, consoleLogger } from './app.ts';
 import { makeConfig } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
+import { NfcBridge, type NfcBridgeOptions } from './features/nfc/bridge.ts';
 
 export interface ServeOptions {
   host: string;
@@ -15,6 +16,11 @@ export interface ServeOptions {
   trustProxy?: boolean | undefined;
   clock?: Clock;
   logger?: Logger;
+  /**
+   * Start the NFC reader bridge (a PC/SC child process with a watchdog). `true` starts one with
+   * this process's environment; an object passes its options (e.g. PCSCLITE_CSOCK_NAME in env).
+   */
+  nfc?: boolean | NfcBridgeOptions;
 }
 
 export interface RunningServer {
@@ -58,7 +64,11 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     trustProxy: options.trustProxy ?? false,
     dataDir: options.dataDir,
   });
-  const app = createApp({ db, clock, config, logger });
+  const nfc = options.nfc
+    ? new NfcBridge({ log: (m) => logger.info(m), ...(typeof options.nfc === 'object' ? options.nfc : {}) })
+    : null;
+  nfc?.start();
+  const app = createApp({ db, clock, config, logger, nfc });
   server.on('request', app.handle);
 
   let firstRun: RunningServer['firstRun'];
@@ -76,6 +86,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         server.closeAllConnections();
       });
       await app.stop();
+      await nfc?.stop();
       db.close();
     })());
 
