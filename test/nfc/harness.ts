@@ -61,13 +61,15 @@ export interface PcscSandbox {
 export interface SandboxOptions {
   /** Rename the virtual readers, e.g. 'ACS ACR122U PICC Interface' (namespaced mode only). */
   readerName?: string;
+  /** Start pcscd with no reader configured (namespaced mode only). */
+  noReaders?: boolean;
 }
 
 export async function startPcscSandbox(options: SandboxOptions = {}): Promise<PcscSandbox> {
   const dir = mkdtempSync(join(tmpdir(), 'waymark-pcsc-'));
   const namespaced = canUnshare();
   const node = process.execPath;
-  const args = [sandboxScript, dir, namespaced ? 'ns' : 'host', options.readerName ?? ''];
+  const args = [sandboxScript, dir, namespaced ? 'ns' : 'host', options.noReaders ? '-' : (options.readerName ?? '')];
   const child: ChildProcess = namespaced
     ? spawn('unshare', ['--mount', '--net', '--fork', node, ...args], { stdio: ['pipe', 'pipe', 'inherit'] })
     : spawn(node, args, { stdio: ['pipe', 'pipe', 'inherit'] });

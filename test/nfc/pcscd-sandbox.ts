@@ -45,7 +45,12 @@ if (mode === 'ns') {
     process.stdout.write('error cannot mount a private /run/pcscd\n');
     process.exit(3);
   }
-  if (readerName) {
+  if (readerName === '-') {
+    // No readers at all: an empty reader.conf.d.
+    const conf = join(dir, 'reader.conf.d');
+    mkdirSync(conf, { recursive: true });
+    run('mount', ['--bind', conf, '/etc/reader.conf.d']);
+  } else if (readerName) {
     const conf = join(dir, 'reader.conf.d');
     mkdirSync(conf, { recursive: true });
     writeFileSync(
