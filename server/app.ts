@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
 import type { Express } from 'express';
+import type { Registry } from 'prom-client';
 import type { AppConfig } from './config.ts';
 import { createHttpApp } from './http/api.ts';
+import { createMetrics, mountMetrics } from './http/metrics.ts';
 import { RateLimiter } from './http/rateLimit.ts';
 import type { AnyRouteSpec } from './http/route.ts';
 import type { Clock } from './platform/clock.ts';
@@ -64,6 +66,8 @@ export interface App {
   stop(): Promise<void>;
   services: ReturnType<typeof createServices>;
   express: Express;
+  /** Prometheus registry behind /metrics; features may add their own metrics. */
+  metrics: Registry;
   routes: readonly AnyRouteSpec[];
 }
 
@@ -120,6 +124,7 @@ export function createApp({ db, clock, config, logger = consoleLogger, nfc = nul
     ...nfcRoutes(services.nfc),
   ];
   const workers: Worker[] = [services.generator, { start: () => services.nfc.start(), stop: async () => services.nfc.stop() }];
+  const metrics = createMetrics(db, config.version);
 
   const expressApp = createHttpApp({
     routes,
@@ -128,6 +133,7 @@ export function createApp({ db, clock, config, logger = consoleLogger, nfc = nul
     trustProxy: config.trustProxy,
     version: config.version,
     logger,
+    extend: (app) => mountMetrics(app, metrics),
   });
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {
@@ -143,6 +149,7 @@ export function createApp({ db, clock, config, logger = consoleLogger, nfc = nul
     },
     services,
     express: expressApp,
+    metrics,
     routes,
   };
 }

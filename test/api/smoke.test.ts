@@ -30,3 +30,25 @@ describe('API smoke', () => {
     expect(res.body).toEqual({ data: null, error: 'Invalid or missing API key' });
   });
 });
+
+describe('operational endpoints', () => {
+  let server: TestServer;
+  beforeAll(async () => {
+    server = await startTestServer();
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  it('serves /healthz and Prometheus /metrics', async () => {
+    const health = await fetch(`${server.url}/healthz`);
+    expect(health.status).toBe(200);
+    expect(health.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    await server.api('POST', '/nodes', { label: 'M', function_type: 'redirect', payload: { url: 'https://m.example' } });
+    const metrics = await fetch(`${server.url}/metrics`);
+    expect(metrics.headers.get('content-type')).toContain('text/plain');
+    const text = await metrics.text();
+    expect(text).toMatch(/^waymark_nodes 1$/m);
+    expect(text).toMatch(/^waymark_build_info\{version="\d+\.\d+\.\d+"\} 1$/m);
+  });
+});
