@@ -25,8 +25,11 @@ export function nfcSkipReason(): string | null {
   }
   try {
     createRequire(import.meta.url)('@pokusew/pcsclite');
-  } catch {
-    return 'NFC suite skipped: nfc-pcsc native module not built; install libpcsclite-dev then npm ci';
+  } catch (err) {
+    const why = (err as Error).message.includes('NODE_MODULE_VERSION')
+      ? 'built for another Node version: npm rebuild @pokusew/pcsclite with npm_config_nodedir set'
+      : 'not built: install libpcsclite-dev, then npm ci';
+    return `NFC suite skipped: nfc-pcsc's native module (@pokusew/pcsclite) does not load (${why})`;
   }
   return null;
 }
