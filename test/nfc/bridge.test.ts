@@ -102,3 +102,29 @@ describe.skipIf(skip !== null)('NFC bridge over the real PC/SC stack (pcscd + vp
     await waitForStatus(bridge, (s) => s.state === 'ready' && s.generation > generation);
   });
 });
+
+describe.skipIf(skip !== null)('NFC bridge with an ACR122U-named reader', () => {
+  it('writes normally; LED/buzzer control failing over vpcd is logged, not fatal', async () => {
+    const sandbox = await startPcscSandbox({ readerName: 'ACS ACR122U PICC Interface' });
+    const logs: string[] = [];
+    const bridge = new NfcBridge({ env: { ...process.env, ...sandbox.env }, log: (m) => logs.push(m) });
+    try {
+      bridge.start();
+      const s = await waitForStatus(bridge, (st) => st.state === 'ready' && st.readers.length > 0);
+      if (!sandbox.namespaced) return; // reader names come from the host's config
+      expect(s.readers[0]).toMatch(/^ACS ACR122U PICC Interface/);
+      const tag = new VirtualTag();
+      const card = nextCard(bridge);
+      await tag.insert(sandbox.endpoint(0));
+      await card;
+      await bridge.write({ url: 'https://wm.example/v/ABCD1234?nfc' });
+      expect(decodeUriMessage(tag.ndefMessage()!)).toBe('https://wm.example/v/ABCD1234?nfc');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(logs.some((l) => l.includes('LED/buzzer control failed'))).toBe(true);
+      await tag.remove();
+    } finally {
+      await bridge.stop();
+      await sandbox.close();
+    }
+  });
+});

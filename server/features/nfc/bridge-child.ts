@@ -65,15 +65,19 @@ function transmitFor(reader: Reader): Transmit {
   return (apdu, max) => reader.transmit(apdu, max);
 }
 
+/** Readers whose LED/buzzer control failed once (e.g. over vpcd): not tried again. */
+const noLed = new Set<string>();
+
 async function feedback(entry: ReaderEntry, ok: boolean): Promise<void> {
   const r = entry.reader as Reader & { led?: (led: number, blinking: number[]) => Promise<void> };
-  if (typeof r.led !== 'function') return;
+  if (typeof r.led !== 'function' || noLed.has(r.name)) return;
   try {
     // ACR122: green blink + short beep on success, red blinks + beeps on failure.
     if (ok) await r.led(0b00101110, [0x01, 0x01, 0x01, 0x01]);
     else await r.led(0b01011101, [0x02, 0x01, 0x03, 0x01]);
   } catch (err) {
-    post({ type: 'log', message: `reader LED/buzzer control failed on ${r.name}: ${(err as Error).message}` });
+    noLed.add(r.name);
+    post({ type: 'log', message: `reader LED/buzzer control failed on ${r.name} (not tried again): ${(err as Error).message}` });
   }
 }
 
