@@ -36,6 +36,7 @@ export function nfcSkipReason(): string | null {
 
 let namespacesUsable: boolean | null = null;
 function canUnshare(): boolean {
+  if (process.env.WAYMARK_NFC_NO_NAMESPACES) return false; // force the host fallback
   if (namespacesUsable === null) {
     const r = spawnSync('unshare', ['--mount', '--net', '--fork', 'true'], { stdio: 'ignore' });
     namespacesUsable = r.status === 0;

@@ -72,9 +72,6 @@ export class NfcRepo {
          VALUES (@org_id, @node_id, @session_id, @uid, @url, @tag_type, @locked, @written_at)`,
       ),
       writesForNode: db.prepare('SELECT org_id, node_id, session_id, uid, url, tag_type, locked, written_at FROM nfc_writes WHERE node_id = ? ORDER BY seq'),
-      recentWrites: db.prepare(
-        'SELECT org_id, node_id, session_id, uid, url, tag_type, locked, written_at FROM nfc_writes WHERE org_id = ? ORDER BY seq DESC LIMIT ?',
-      ),
     };
   }
 
@@ -129,9 +126,5 @@ export class NfcRepo {
 
   writesForNode(nodeId: string): WriteLogRow[] {
     return this.s.writesForNode.all(nodeId) as WriteLogRow[];
-  }
-
-  recentWrites(orgId: string, limit: number): WriteLogRow[] {
-    return this.s.recentWrites.all(orgId, limit) as WriteLogRow[];
   }
 }

@@ -296,12 +296,6 @@ export class NfcService {
     });
   }
 
-  /** Tags written for a node (newest last). */
-  writesFor(orgId: string, slug: string) {
-    const node = this.deps.nodeService.get(orgId, slug);
-    return this.deps.repo.writesForNode(node.id);
-  }
-
   // ---- internals ------------------------------------------------------------------------
 
   private presentCard(): CardOnReader | undefined {
