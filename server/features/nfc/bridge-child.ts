@@ -7,6 +7,7 @@
  * spins at 100% CPU), keep probing while running, and exit when the daemon goes away or PC/SC
  * reports an error: a fresh process gets a fresh native state.
  */
+import { statSync } from 'node:fs';
 import net from 'node:net';
 import type { NFC as NFCType, Reader } from 'nfc-pcsc';
 import { inspectTag, NfcError, writeUriToTag, type TagSnapshot, type Transmit } from './program.ts';
@@ -113,6 +114,10 @@ function attachReader(reader: Reader): void {
   reader.on('end', () => {
     readers.delete(reader.name);
     refreshState();
+    // A reader gone (unplugged, or pcscd going away): start over in a fresh process, whose
+    // PC/SC context sees exactly the readers there are now.
+    post({ type: 'log', message: `reader removed: ${reader.name}` });
+    setTimeout(() => process.exit(4), 20);
   });
   refreshState();
 }
@@ -174,6 +179,17 @@ while (!(await probeDaemon())) {
   await new Promise((r) => setTimeout(r, 1000));
 }
 
+/** The socket file's identity: a pcscd restarted between two probes made a new socket file. */
+function socketInode(): string | null {
+  try {
+    const st = statSync(socketPath, { bigint: true });
+    return `${st.ino}:${st.ctimeNs}:${st.birthtimeNs}`;
+  } catch {
+    return null;
+  }
+}
+const daemonSocket = socketInode();
+
 const nfc = new NFC!();
 nfc.on('reader', (reader) => attachReader(reader));
 nfc.on('error', (err) => {
@@ -187,6 +203,10 @@ setInterval(() => {
   void probeDaemon().then((up) => {
     if (!up) {
       setState('no_daemon', 'PC/SC daemon (pcscd) stopped: waiting for it to come back.');
+      setTimeout(() => process.exit(4), 20);
+    } else if (socketInode() !== daemonSocket) {
+      post({ type: 'log', message: 'PC/SC daemon restarted: reconnecting.' });
+      setState('starting', 'PC/SC daemon restarted: reconnecting to it.');
       setTimeout(() => process.exit(4), 20);
     }
   });
