@@ -13,14 +13,26 @@ export const NFC_ERROR_CODES = [
 
 const serial = z.string().min(1).max(100);
 
+/** Locking is irreversible: `lock: true` needs `confirm_lock: true` beside it. */
+const lockFields = {
+  /** Lock the tag permanently after verifying it (irreversible). */
+  lock: z.boolean().optional(),
+  /** Must be true when `lock` is: the operator confirmed that locking cannot be undone. */
+  confirm_lock: z.boolean().optional(),
+};
+const LOCK_CONFIRM = 'Locking a tag is permanent: set confirm_lock to true to confirm';
+function lockConfirmed(body: { lock?: boolean | undefined; confirm_lock?: boolean | undefined }): boolean {
+  return body.lock !== true || body.confirm_lock === true;
+}
+
 export const StartSessionBody = z
   .strictObject({
     batch_id: z.string().min(1).max(100),
-    /** Lock every tag permanently after verifying it (irreversible). */
-    lock: z.boolean().optional(),
+    ...lockFields,
     /** Take over tags already bound to other nodes without asking. */
     allow_reassign: z.boolean().optional(),
   })
+  .refine(lockConfirmed, { message: LOCK_CONFIRM, path: ['confirm_lock'] })
   .meta({ id: 'StartNfcSessionBody' });
 
 export const SerialBody = z.strictObject({ serial: serial.optional() }).meta({ id: 'NfcSerialBody' });
@@ -29,11 +41,12 @@ export const RetryBody = z.strictObject({ reassign: z.boolean().optional() }).me
 export const WriteNodeBody = z
   .strictObject({
     slug: z.string().min(1).max(100),
-    lock: z.boolean().optional(),
+    ...lockFields,
     reassign: z.boolean().optional(),
     /** How long to wait for a tag when none is on the reader (ms). */
     timeout_ms: z.number().int().min(1000).max(120_000).optional(),
   })
+  .refine(lockConfirmed, { message: LOCK_CONFIRM, path: ['confirm_lock'] })
   .meta({ id: 'NfcWriteNodeBody' });
 
 export const TagInfoSchema = z.object({

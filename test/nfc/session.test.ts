@@ -202,6 +202,29 @@ describe.skipIf(skip !== null)('NFC tag programming through the API (pcscd + vpc
     expect(t1.ndefMessage()).toEqual(expectedNdefUri(`${rows[0]!.url}?nfc`));
   });
 
+  it('locks a tag only with an explicit confirmation; a locked tag is then refused as read-only', async () => {
+    const batch = await readyBatch(api, 'LOCK', 2);
+    const [a, b] = (await manifest(api, batch.id)).nodes;
+    const unconfirmed = await api('POST', '/nfc/write', { slug: a!.slug, lock: true });
+    expect(unconfirmed.status).toBe(422);
+    expect(unconfirmed.body.details).toEqual({ confirm_lock: 'Locking a tag is permanent: set confirm_lock to true to confirm' });
+    const tag = new VirtualTag({ model: 'NTAG216' });
+    await tag.insert(sandbox.endpoint(0));
+    const locked = await api('POST', '/nfc/write', { slug: a!.slug, lock: true, confirm_lock: true, timeout_ms: 5000 });
+    expect(locked.status).toBe(200);
+    expect(locked.body.data.locked).toBe(true);
+    expect(tag.ndefMessage()).toEqual(expectedNdefUri(`${a!.url}?nfc`));
+    await tag.remove();
+    await until('card gone', async () => (await api('GET', '/nfc/status')).body.data.reader.cards.length === 0);
+    await tag.insert(sandbox.endpoint(0));
+    const again = await api('POST', '/nfc/write', { slug: b!.slug, reassign: true, timeout_ms: 5000 });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatch(/read-only or locked/);
+    expect(tag.ndefMessage()).toEqual(expectedNdefUri(`${a!.url}?nfc`));
+    await tag.remove();
+    await until('card gone', async () => (await api('GET', '/nfc/status')).body.data.reader.cards.length === 0);
+  });
+
   it('reports no PC/SC daemon while pcscd is down and recovers when it is back', async () => {
     await sandbox.stopPcscd();
     await until('no daemon', async () => (await api('GET', '/nfc/status')).body.data.reader.state === 'no_daemon');
