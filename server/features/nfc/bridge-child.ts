@@ -146,8 +146,8 @@ async function handleWrite(msg: Extract<ToChild, { type: 'write' }>): Promise<vo
     void feedback(entry, true);
   } catch (err) {
     const e = err instanceof NfcError ? err : new NfcError('io_error', (err as Error).message);
+    // Failure feedback (LED/buzzer) comes from the parent, which also refuses tags before writing.
     post({ type: 'result', id: msg.id, ok: false, error: { code: e.code, message: e.message } });
-    void feedback(entry, false);
   }
 }
 

@@ -73,7 +73,7 @@ export function nfcRoutes(nfc: NfcService) {
       responses: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: z.string() } } }, ...conflicts },
       handler: (ctx) => {
         local(ctx);
-        const { req, res, auth } = ctx;
+        const { res, auth } = ctx;
         res.status(200);
         res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
         res.setHeader('Cache-Control', 'no-store');
@@ -88,7 +88,7 @@ export function nfcRoutes(nfc: NfcService) {
           send(e.type, e.data);
         });
         const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
-        req.on('close', () => {
+        res.on('close', () => {
           clearInterval(ping);
           unsubscribe();
         });
