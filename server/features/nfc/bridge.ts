@@ -116,8 +116,9 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
     const child = this.child;
     const s = this.current.state;
     if (s === 'unavailable') return Promise.reject(new NfcError('unavailable', this.current.message));
-    if (!child || !child.connected || s === 'starting' || s === 'no_daemon') {
-      return Promise.reject(new NfcError('no_daemon', this.current.message || 'PC/SC daemon (pcscd) not running.'));
+    if (s === 'no_daemon') return Promise.reject(new NfcError('no_daemon', this.current.message));
+    if (!child || !child.connected || s === 'starting') {
+      return Promise.reject(new NfcError('busy', 'The NFC bridge is (re)starting: try again in a moment.'));
     }
     if (s === 'no_reader') return Promise.reject(new NfcError('no_reader', this.current.message));
     const id = this.nextId++;

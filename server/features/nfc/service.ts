@@ -239,9 +239,8 @@ export class NfcService {
   redo(orgId: string, serial?: string): SessionView {
     const s = this.requireSession(orgId);
     const item = this.findItem(s, serial, (i) => i.state === 'written', true);
+    // Pending items are asked for in serial order, so a lower unwritten serial comes first.
     this.deps.repo.updateItem({ ...item, state: 'pending', updated_at: this.now() });
-    // Pending items are asked in serial order: move the redo target first by skipping nothing
-    // else; a lower pending serial would otherwise come first, which is fine (it is unwritten).
     return this.changed(s);
   }
 
@@ -282,7 +281,8 @@ export class NfcService {
     if (this.single || this.busy) return Promise.reject(new NfcError('busy', 'The reader is busy with another write.'));
     const status = this.readerStatus();
     if (status.state === 'unavailable') return Promise.reject(new NfcError('unavailable', status.message));
-    if (status.state === 'no_daemon' || status.state === 'starting') return Promise.reject(new NfcError('no_daemon', status.message));
+    if (status.state === 'no_daemon') return Promise.reject(new NfcError('no_daemon', status.message));
+    if (status.state === 'starting') return Promise.reject(new NfcError('busy', 'The NFC bridge is (re)starting: try again in a moment.'));
     if (status.state === 'no_reader') return Promise.reject(new NfcError('no_reader', status.message));
     return new Promise<TagWritten>((resolve, reject) => {
       const timeoutMs = options.timeoutMs ?? 30_000;
