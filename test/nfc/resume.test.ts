@@ -1,6 +1,8 @@
-// A crash in the middle of a batch writing session: the server process is SIGKILLed with the
-// last written tag still on the reader; the restarted server resumes at the next serial, refuses
-// to write that tag again (it is bound to the previous serial), and no node is written twice.
+// Crashes in the middle of a batch writing session: the server process is SIGKILLed (1) with the
+// last written tag still on the reader: the restarted server resumes at the next serial and
+// refuses that tag (bound to the previous serial); (2) in the middle of a tag's write: the tag is
+// left with an empty NDEF message and is written for the same serial after the restart. No node
+// is written twice.
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -79,7 +81,29 @@ describe.skipIf(skip !== null)('NFC session after a crash', () => {
     await tags[3]!.remove();
     await off;
 
-    for (let i = 4; i < 10; i++) {
+    // CRASH-005: the server dies in the middle of writing its tag (a page written, the reply
+    // held back), then comes back. The half-written tag holds an empty NDEF message; presented
+    // again it is written for CRASH-005, which is still the serial asked for.
+    const held = tags[4]!.holdAfter(3);
+    await tags[4]!.insert(sandbox.endpoint(0));
+    await held;
+    stream.close();
+    await server.kill();
+    tags[4]!.release();
+    expect(tags[4]!.ndefMessage()).toEqual(Buffer.alloc(0));
+    server = await spawnServer(dataDir, ['--scan-base', 'https://wm.example'], env);
+    api = (m, p, b) => apiRequest(server!.url, m, p, b, key);
+    stream = openEvents(server.url, key);
+    await stream.ready;
+    expect((await api('GET', '/nfc/session')).body.data.next.serial).toBe('CRASH-005');
+    const rewritten = await stream.next((ev) => ev.type === 'tag.written' || ev.type === 'tag.refused', 10_000);
+    expect(rewritten.type, JSON.stringify(rewritten.data)).toBe('tag.written');
+    expect(rewritten.data.serial).toBe('CRASH-005');
+    const off5 = stream.next((ev) => ev.type === 'tag.off');
+    await tags[4]!.remove();
+    await off5;
+
+    for (let i = 5; i < 10; i++) {
       await tags[i]!.insert(sandbox.endpoint(0));
       const e = await stream.next((ev) => ev.type === 'tag.written' || ev.type === 'tag.refused');
       expect(e.type, JSON.stringify(e.data)).toBe('tag.written');
@@ -106,5 +130,6 @@ describe.skipIf(skip !== null)('NFC session after a crash', () => {
     expect(events).toBe(10);
     // Tag 4 was written once, before the crash: as many page writes as any other tag (same URL length).
     expect(tags[3]!.stats.writes).toBe(tags[0]!.stats.writes);
+    expect(tags[4]!.stats.presentations).toBe(1); // the same presentation, written after the restart
   });
 });

@@ -86,6 +86,9 @@ export class VirtualTag {
   private socket: net.Socket | null = null;
   private writesThisPresentation = 0;
   private pending = Buffer.alloc(0);
+  private holdAtWrite: number | null = null;
+  private holding: { reply: Buffer | null; reached: () => void } | null = null;
+  private heldReply: Buffer | null = null;
   private closedWaiters: Array<() => void> = [];
 
   constructor(options: VirtualTagOptions = {}) {
@@ -110,6 +113,24 @@ export class VirtualTag {
   /** Fault: let `writes` more page writes succeed, then leave the reader (socket closed, no reply). */
   pullAfter(writes: number): void {
     this.pullAtWrite = this.writesThisPresentation + writes;
+  }
+
+  /**
+   * Fault: after `writes` more page writes, apply the next one but hold its reply (the reader
+   * waits, as if the tag were slow) until `release()`. Resolves when that write arrives.
+   */
+  holdAfter(writes: number): Promise<void> {
+    this.holdAtWrite = this.writesThisPresentation + writes;
+    return new Promise((resolve) => {
+      this.holding = { reply: null, reached: resolve };
+    });
+  }
+
+  /** Send the held reply. */
+  release(): void {
+    const reply = this.heldReply;
+    this.heldReply = null;
+    if (reply) this.send(reply);
   }
 
   get present(): boolean {
@@ -203,7 +224,16 @@ export class VirtualTag {
         if (msg[0] === 0x04) this.send(this.atr);
         // 00 power off, 01 power on, 02 reset: no reply.
       } else {
+        const writesBefore = this.writesThisPresentation;
         const reply = this.apdu(Buffer.from(msg));
+        if (reply && this.holding && this.holdAtWrite !== null && writesBefore >= this.holdAtWrite && this.writesThisPresentation > writesBefore) {
+          this.heldReply = reply;
+          this.holdAtWrite = null;
+          const { reached } = this.holding;
+          this.holding = null;
+          reached();
+          return;
+        }
         if (reply) this.send(reply);
         if (!this.socket) return;
       }
