@@ -169,7 +169,14 @@ try {
   const moduleName = process.env.WAYMARK_NFC_PCSC_MODULE || 'nfc-pcsc';
   ({ NFC } = (await import(moduleName)) as { NFC: typeof NFCType });
 } catch (err) {
-  setState('unavailable', `NFC unavailable: nfc-pcsc not installed (${(err as Error).message.split('\n')[0]})`);
+  const e = err as Error & { code?: string };
+  const missing = e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND';
+  setState(
+    'unavailable',
+    missing
+      ? 'NFC unavailable: nfc-pcsc not installed'
+      : `NFC unavailable: nfc-pcsc cannot load (${e.message.split('\n')[0]}); rebuild it for this Node (npm rebuild @pokusew/pcsclite)`,
+  );
   setTimeout(() => process.exit(EXIT_UNAVAILABLE), 50);
   await new Promise(() => {});
 }

@@ -54,6 +54,11 @@ export interface NfcBridgeOptions {
   log?: (message: string) => void;
   /** Child script (tests only). */
   script?: string;
+  /**
+   * Node binary for the child (default: this process's). Under Electron, point it at a Node
+   * ≥ 22.12 that nfc-pcsc's native module was built for (fork would otherwise run Electron's).
+   */
+  execPath?: string;
 }
 
 interface Pending {
@@ -63,7 +68,7 @@ interface Pending {
 }
 
 export class NfcBridge extends EventEmitter implements NfcDevice {
-  private readonly options: Required<Omit<NfcBridgeOptions, 'env' | 'log'>> & Pick<NfcBridgeOptions, 'env' | 'log'>;
+  private readonly options: Required<Omit<NfcBridgeOptions, 'env' | 'log' | 'execPath'>> & Pick<NfcBridgeOptions, 'env' | 'log' | 'execPath'>;
   private child: ChildProcess | null = null;
   private current: BridgeStatus = { state: 'starting', message: 'NFC bridge starting.', readers: [], cards: [], generation: 0 };
   private lastSeen = 0;
@@ -82,6 +87,7 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
       script: options.script ?? join(import.meta.dirname, 'bridge-child.ts'),
       env: options.env,
       log: options.log,
+      execPath: options.execPath,
     };
   }
 
@@ -157,6 +163,7 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
     const child = fork(this.options.script, [], {
       env: this.options.env ?? process.env,
       execArgv: [],
+      ...(this.options.execPath ? { execPath: this.options.execPath } : {}),
       stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
     });
     this.child = child;
@@ -177,7 +184,7 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
       this.failPending(new NfcError('tag_removed', 'The NFC reader connection was reset during the write: present the tag again.'));
       if (this.stopped) return;
       if (code === EXIT_UNAVAILABLE) {
-        if (this.current.state !== 'unavailable') this.setStatus('unavailable', 'NFC unavailable: nfc-pcsc not installed.', []);
+        if (this.current.state !== 'unavailable') this.setStatus('unavailable', 'NFC unavailable: nfc-pcsc not installed', []);
         return;
       }
       if (code !== 0 && code !== 4) this.options.log?.(`NFC bridge child exited (${signal ?? code}) ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
