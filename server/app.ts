@@ -34,6 +34,10 @@ import { WebhooksRepo } from './features/webhooks/repo.ts';
 import { webhookRoutes } from './features/webhooks/routes.ts';
 import { WebhookSender } from './features/webhooks/sender.ts';
 import { WebhookService } from './features/webhooks/service.ts';
+import type { NfcDevice } from './features/nfc/bridge.ts';
+import { NfcRepo } from './features/nfc/repo.ts';
+import { nfcRoutes } from './features/nfc/routes.ts';
+import { NfcService } from './features/nfc/service.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -50,6 +54,8 @@ export interface CreateAppOptions {
   clock: Clock;
   config: AppConfig;
   logger?: Logger;
+  /** The NFC reader bridge (serve.ts starts one); without it the NFC API reports NFC unavailable. */
+  nfc?: NfcDevice | null;
 }
 
 /** A background worker the app starts and stops with itself. */
@@ -72,7 +78,7 @@ export interface App {
   routes: readonly AnyRouteSpec[];
 }
 
-function createServices(db: Database, clock: Clock, config: AppConfig, logger: Logger) {
+function createServices(db: Database, clock: Clock, config: AppConfig, logger: Logger, nfcDevice: NfcDevice | null = null) {
   const outbox = new Outbox(db, clock);
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
@@ -105,15 +111,25 @@ function createServices(db: Database, clock: Clock, config: AppConfig, logger: L
     userAgent: `Waymark-Webhooks/${config.version}`,
   });
   const webhookDispatcher = new WebhookDispatcher({ service: webhooks, sender: webhookSender, outbox, clock, logger });
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, webhooks, webhookDispatcher };
+  const nfc = new NfcService({
+    clock,
+    outbox,
+    repo: new NfcRepo(db),
+    nodes: nodesRepo,
+    nodeService: nodes,
+    batchService: batches,
+    scanUrl,
+    device: nfcDevice,
+  });
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, webhooks, webhookDispatcher, nfc };
 }
 
 /**
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ db, clock, config, logger = consoleLogger }: CreateAppOptions): App {
-  const services = createServices(db, clock, config, logger);
+export function createApp({ db, clock, config, logger = consoleLogger, nfc = null }: CreateAppOptions): App {
+  const services = createServices(db, clock, config, logger, nfc);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
@@ -122,8 +138,13 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
     ...webhookRoutes(services.webhooks),
+    ...nfcRoutes(services.nfc),
   ];
-  const workers: Worker[] = [services.generator, services.webhookDispatcher];
+  const workers: Worker[] = [
+    services.generator,
+    services.webhookDispatcher,
+    { start: () => services.nfc.start(), stop: async () => services.nfc.stop() },
+  ];
   const metrics = createMetrics(db, config.version);
   registerWebhookMetrics(metrics, services.webhooks);
 

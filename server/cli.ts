@@ -29,6 +29,7 @@ program
   .addOption(
     new Option('--webhooks-public-only', 'refuse webhook receivers on private or loopback addresses (env: WAYMARK_WEBHOOKS_PUBLIC_ONLY)'),
   )
+  .addOption(new Option('--no-nfc', 'do not start the NFC reader bridge (PC/SC) (env: WAYMARK_NO_NFC)'))
   .addOption(
     new Option('--webhook-retry-base-ms <ms>', 'first webhook retry delay; later ones scale from it (tests)')
       .env('WAYMARK_WEBHOOK_RETRY_BASE_MS')
@@ -43,6 +44,7 @@ program
     trustProxy?: boolean;
     webhooksPublicOnly?: boolean;
     webhookRetryBaseMs?: number;
+    nfc?: boolean;
   }) => {
     if (opts.scanBase !== undefined && !/^https?:\/\/[^/\s]+(\/[^\s]*)?$/i.test(opts.scanBase)) {
       fail('--scan-base must be an http(s) URL such as https://w.example.com');
@@ -55,7 +57,8 @@ program
     };
     let running: Awaited<ReturnType<typeof startServer>>;
     try {
-      running = await startServer({ host: opts.host, port, dataDir: opts.data, scanBase: opts.scanBase, trustProxy, webhooks });
+      const nfc = opts.nfc !== false && !envFlag('WAYMARK_NO_NFC');
+      running = await startServer({ host: opts.host, port, dataDir: opts.data, scanBase: opts.scanBase, trustProxy, webhooks, nfc });
     } catch (err) {
       fail(startupError(err, opts.host, port, opts.data));
     }
