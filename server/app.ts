@@ -30,6 +30,17 @@ import { TemplateService } from './features/templates/service.ts';
 import { createScanHandler } from './features/scans/handler.ts';
 import { ScanAnalytics } from './features/scans/analytics.ts';
 import { scanRoutes } from './features/scans/routes.ts';
+import { createPrivateAddressList } from './features/webhooks/address.ts';
+import { WebhookDispatcher } from './features/webhooks/dispatcher.ts';
+import { registerWebhookMetrics } from './features/webhooks/metrics.ts';
+import { WebhooksRepo } from './features/webhooks/repo.ts';
+import { webhookRoutes } from './features/webhooks/routes.ts';
+import { WebhookSender } from './features/webhooks/sender.ts';
+import { WebhookService } from './features/webhooks/service.ts';
+import type { NfcDevice } from './features/nfc/bridge.ts';
+import { NfcRepo } from './features/nfc/repo.ts';
+import { nfcRoutes } from './features/nfc/routes.ts';
+import { NfcService } from './features/nfc/service.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -46,6 +57,8 @@ export interface CreateAppOptions {
   clock: Clock;
   config: AppConfig;
   logger?: Logger;
+  /** The NFC reader bridge (serve.ts starts one); without it the NFC API reports NFC unavailable. */
+  nfc?: NfcDevice | null;
 }
 
 /** A background worker the app starts and stops with itself. */
@@ -68,7 +81,7 @@ export interface App {
   routes: readonly AnyRouteSpec[];
 }
 
-function createServices(db: Database, clock: Clock, config: AppConfig) {
+function createServices(db: Database, clock: Clock, config: AppConfig, logger: Logger, nfcDevice: NfcDevice | null = null) {
   const outbox = new Outbox(db, clock);
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
@@ -92,16 +105,35 @@ function createServices(db: Database, clock: Clock, config: AppConfig) {
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
+  const privateList = createPrivateAddressList();
+  const webhooks = new WebhookService({ repo: new WebhooksRepo(db), outbox, clock, settings: config.webhooks, privateList });
+  const webhookSender = new WebhookSender({
+    timeoutMs: config.webhooks.timeoutMs,
+    publicOnly: config.webhooks.publicOnly,
+    privateList,
+    userAgent: `Waymark-Webhooks/${config.version}`,
+  });
+  const webhookDispatcher = new WebhookDispatcher({ service: webhooks, sender: webhookSender, outbox, clock, logger });
+  const nfc = new NfcService({
+    clock,
+    outbox,
+    repo: new NfcRepo(db),
+    nodes: nodesRepo,
+    nodeService: nodes,
+    batchService: batches,
+    scanUrl,
+    device: nfcDevice,
+  });
   const analytics = new ScanAnalytics(db, clock);
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, analytics };
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, webhooks, webhookDispatcher, nfc, analytics };
 }
 
 /**
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ db, clock, config, logger = consoleLogger }: CreateAppOptions): App {
-  const services = createServices(db, clock, config);
+export function createApp({ db, clock, config, logger = consoleLogger, nfc = null }: CreateAppOptions): App {
+  const services = createServices(db, clock, config, logger, nfc);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
@@ -109,10 +141,18 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
     ...batchRoutes(services.batches, services.generator),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
+    ...webhookRoutes(services.webhooks),
+    ...nfcRoutes(services.nfc),
     ...scanRoutes({ nodes: services.nodes, analytics: services.analytics, scanBase: config.scanBase }),
   ];
-  const workers: Worker[] = [services.generator, services.analytics];
+  const workers: Worker[] = [
+    services.generator,
+    services.webhookDispatcher,
+    { start: () => services.analytics.start(() => scans.lastScanAt()), stop: () => services.analytics.stop() },
+    { start: () => services.nfc.start(), stop: async () => services.nfc.stop() },
+  ];
   const metrics = createMetrics(db, config.version);
+  registerWebhookMetrics(metrics, services.webhooks);
 
   const expressApp = createHttpApp({
     routes,

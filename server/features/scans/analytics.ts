@@ -51,6 +51,7 @@ export interface SeriesBucket {
 export class ScanAnalytics {
   private readonly repo: AnalyticsRepo;
   private readonly clock: Clock;
+  private timer: NodeJS.Timeout | null = null;
 
   constructor(db: Database, clock: Clock) {
     this.repo = new AnalyticsRepo(db);
@@ -58,12 +59,30 @@ export class ScanAnalytics {
   }
 
   /**
-   * Roll-ups are folded in the background by the scan writer's worker thread and brought up to
-   * date by every query, so there is nothing to run here; start/stop keep the Worker shape.
+   * Background folding, on this thread, only while scans are quiet (no scan for a second, per
+   * `lastScanAt`), in chunks of 500 events with the event loop free between chunks. Under a
+   * sustained load the backlog waits; every query folds what it needs first anyway.
    */
-  start(): void {}
+  start(lastScanAt: () => number = () => 0): void {
+    if (this.timer) return;
+    const step = () => {
+      if (!this.timer || this.clock.now() - lastScanAt() < 1000) return;
+      let read = 0;
+      try {
+        read = this.repo.rollUp(500);
+      } catch {
+        return; // busy: next tick
+      }
+      if (read === 500) setImmediate(step);
+    };
+    this.timer = setInterval(step, 1000);
+    this.timer.unref();
+  }
 
-  async stop(): Promise<void> {}
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
 
   /** Folds every scan recorded so far into the roll-ups. */
   catchUp(): void {

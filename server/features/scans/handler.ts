@@ -31,8 +31,11 @@ export interface ScanHandlerDeps {
   clock: Clock;
   config: { trustProxy?: boolean };
   /**
-   * `worker` (default for a file database): scans are committed by a worker thread on its own
-   * connection, so the commit's fsync does not block the event loop. `inline`: on `db`.
+   * `inline` (default): group commits run on `db`, in this thread. `worker`: on a worker thread
+   * with its own connection (the commit's fsync does not block this thread), which is faster but
+   * makes scan commits land between the reads and writes of other code's DEFERRED transactions
+   * on `db`, which then fail with SQLITE_BUSY; use it only where all other writers use
+   * BEGIN IMMEDIATE.
    */
   writer?: 'worker' | 'inline';
   /** Batches handed to the writer and not yet committed, at most (default 2). */
@@ -50,6 +53,8 @@ export interface ScanHandler {
   flush(): void;
   /** Answers the scans still waiting, then stops the writer (call before closing the db). */
   close(): Promise<void>;
+  /** When the last scan arrived (clock ms; 0 = none yet): lets background work wait for quiet. */
+  lastScanAt(): number;
 }
 
 const CANONICAL = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
@@ -118,9 +123,10 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   let pending: PendingScan[] = [];
   let scheduled = false;
   let inFlight = 0;
+  let lastScanAt = 0;
   const maxInFlight = deps.maxInFlight ?? 2;
   const sink: ScanSink =
-    (deps.writer !== 'inline' ? workerSink(deps.db, onError) : null) ?? inlineSink(deps.db);
+    (deps.writer === 'worker' ? workerSink(deps.db, onError) : null) ?? inlineSink(deps.db);
 
   function saltFor(at: number): string {
     const day = utcDay(at);
@@ -283,6 +289,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       }
 
       const v = visitorOf(req, at, uaString);
+      lastScanAt = at;
       pending.push({ res, slug: parsed.slug, source: parsed.source, at, ua, country: v.country, visitor: v.visitor, requestId });
       if (!scheduled) {
         scheduled = true;
@@ -295,6 +302,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     return true;
   }) as ScanHandler;
   handler.flush = flush;
+  handler.lastScanAt = () => lastScanAt;
   handler.close = async () => {
     // Answer what is waiting, then stop the writer.
     while (pending.length > 0 || inFlight > 0) {
