@@ -67,7 +67,7 @@ export class ScanAnalytics {
     if (this.timer) return;
     const step = () => {
       if (!this.timer || this.clock.now() - lastScanAt() < 1000) return;
-      let read = 0;
+      let read: number;
       try {
         read = this.repo.rollUp(500);
       } catch {
