@@ -123,6 +123,20 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   let pending: PendingScan[] = [];
   let scheduled = false;
   let inFlight = 0;
+  // Listeners (webhook fan-out) hear about new scans at most every 50 ms, not after every batch.
+  let notifyCount = 0;
+  let notifyTimer: NodeJS.Timeout | null = null;
+  function notifyRecorded(count: number): void {
+    if (!deps.onScansRecorded || count === 0) return;
+    notifyCount += count;
+    if (notifyTimer) return;
+    notifyTimer = setTimeout(() => {
+      notifyTimer = null;
+      const n = notifyCount;
+      notifyCount = 0;
+      deps.onScansRecorded?.(n);
+    }, 50);
+  }
   let lastScanAt = 0;
   const maxInFlight = deps.maxInFlight ?? 2;
   const sink: ScanSink =
@@ -207,7 +221,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
           if (failed.has(scan)) send(scan.res, 'GET', unavailable, scan.requestId);
           else answer(scan.res, 'GET', scan.resolution as Resolution, scan.slug, scan.requestId);
         }
-        deps.onScansRecorded?.(results.filter((id) => id !== null).length);
+        notifyRecorded(results.filter((id) => id !== null).length);
       }
       if (pending.length > 0 && !scheduled) {
         scheduled = true;
@@ -310,6 +324,11 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       await new Promise((r) => setTimeout(r, 5));
     }
     await sink.close();
+    if (notifyTimer) {
+      clearTimeout(notifyTimer);
+      notifyTimer = null;
+      if (notifyCount > 0) deps.onScansRecorded?.(notifyCount);
+    }
   };
   return handler;
 }

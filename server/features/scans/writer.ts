@@ -15,27 +15,39 @@ export interface ScanRecord extends ScanEventInsert {
 /** Per scan: its event id, or null if it could not be recorded (e.g. the node was just deleted). */
 export type WriteResult = Array<number | null>;
 
-let lastMs = 0;
-let seq = 0;
-
 /**
- * Outbox event id: `evt_` + a UUIDv7 (time-ordered; 32 hex digits like the other outbox ids).
+ * Outbox event ids: `evt_` + a UUIDv7 (time-ordered; 32 hex digits like the other outbox ids).
  * Time order keeps the outbox's unique index append-only, which matters at thousands of scans/s.
+ * Random bits come from a 4 KiB pool (one getrandom call per 512 ids).
  */
-export function outboxEventId(now = Date.now()): string {
-  if (now <= lastMs) {
-    now = lastMs;
-    seq++;
-  } else {
-    lastMs = now;
-    seq = 0;
+export class OutboxIds {
+  private lastMs = 0;
+  private seq = 0;
+  private pool = Buffer.alloc(0);
+  private offset = 0;
+
+  next(at = Date.now()): string {
+    let now = at;
+    if (now <= this.lastMs) {
+      now = this.lastMs;
+      this.seq = (this.seq + 1) & 0xfff;
+    } else {
+      this.lastMs = now;
+      this.seq = 0;
+    }
+    if (this.offset + 8 > this.pool.length) {
+      this.pool = randomBytes(4096);
+      this.offset = 0;
+    }
+    const bytes = Buffer.allocUnsafe(16);
+    bytes.writeUIntBE(now, 0, 6);
+    bytes[6] = 0x70 | (this.seq >> 8);
+    bytes[7] = this.seq & 0xff;
+    this.pool.copy(bytes, 8, this.offset, this.offset + 8);
+    this.offset += 8;
+    bytes[8] = 0x80 | ((bytes[8] as number) & 0x3f);
+    return `evt_${bytes.toString('hex')}`;
   }
-  const bytes = randomBytes(16);
-  bytes.writeUIntBE(now, 0, 6);
-  bytes[6] = 0x70 | ((seq >> 8) & 0x0f);
-  bytes[7] = seq & 0xff;
-  bytes[8] = 0x80 | ((bytes[8] as number) & 0x3f);
-  return `evt_${bytes.toString('hex')}`;
 }
 
 export class ScanWriter {
@@ -44,6 +56,7 @@ export class ScanWriter {
   private readonly insertOutbox: Statement;
   private readonly addCount: Statement;
   private readonly tx: (scans: ScanRecord[]) => WriteResult;
+  private readonly ids = new OutboxIds();
 
   constructor(db: Database) {
     this.db = db;
@@ -98,7 +111,7 @@ export class ScanWriter {
         rule_id: s.rule_id,
         outcome: s.outcome,
       };
-      this.insertOutbox.run(outboxEventId(now), s.org_id, 'node.scanned', JSON.stringify(data), at);
+      this.insertOutbox.run(this.ids.next(now), s.org_id, 'node.scanned', JSON.stringify(data), at);
     }
     for (const [nodeId, n] of counts) this.addCount.run(n, nodeId);
     return results;
