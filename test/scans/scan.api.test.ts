@@ -207,6 +207,18 @@ describe('node status and unknown slugs', () => {
     expect(scanRows(draft.id).map((s) => s.outcome)).toEqual(['inactive']);
   });
 
+  it('deleting a node deletes its scans and roll-ups; its slug then answers 410', async () => {
+    const node = createNode('redirect', { url: 'https://example.com/gone' });
+    await scan(`/v/${node.slug}`);
+    expect((await server.api('GET', `/nodes/${node.slug}/analytics`)).body.data.totals.scans).toBe(1); // folds roll-ups
+    expect(db().prepare('SELECT count(*) FROM scan_rollups WHERE node_id = ?').pluck().get(node.id)).toBeGreaterThan(0);
+    services().nodes.remove(server.orgId, node.slug);
+    for (const table of ['scan_events', 'scan_rollups', 'scan_visitor_hours', 'scan_visitor_days']) {
+      expect(db().prepare(`SELECT count(*) FROM ${table} WHERE node_id = ?`).pluck().get(node.id)).toBe(0);
+    }
+    expect((await scan(`/v/${node.slug}`)).status).toBe(410);
+  });
+
   it('an unconfigured batch node (empty payload) is "not active yet"', async () => {
     const node = createNode('redirect', { url: 'https://example.com' });
     db().prepare("UPDATE nodes SET payload_json = '{}' WHERE id = ?").run(node.id);
