@@ -10,7 +10,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import { ScanRepo } from './repo.ts';
-import { inlineSink, workerSink, type ScanSink } from './sink.ts';
+import { backgroundCheckpoints, inlineSink, workerSink, type ScanSink } from './sink.ts';
 import type { ScanRecord } from './writer.ts';
 import { ScanCache, contentResponse, resolve, vcardResponse, type Resolution } from './resolver.ts';
 import { renderPage, renderStatus, type Rendered } from './pages.ts';
@@ -38,6 +38,11 @@ export interface ScanHandlerDeps {
    * BEGIN IMMEDIATE.
    */
   writer?: 'worker' | 'inline';
+  /**
+   * Run WAL checkpoints on a background thread instead of inside commits on `db` (default true
+   * for a file database; see sink.ts backgroundCheckpoints).
+   */
+  backgroundCheckpoints?: boolean;
   /** Batches handed to the writer and not yet committed, at most (default 2). */
   maxInFlight?: number;
   /** Called after each group commit with the number of scans recorded (e.g. wake webhook delivery). */
@@ -141,6 +146,8 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   const maxInFlight = deps.maxInFlight ?? 2;
   const sink: ScanSink =
     (deps.writer === 'worker' ? workerSink(deps.db, onError) : null) ?? inlineSink(deps.db);
+  // The worker sink runs its own checkpointer; inline, checkpoints move off this thread here.
+  const stopCheckpoints = deps.writer === 'worker' || deps.backgroundCheckpoints === false ? null : backgroundCheckpoints(deps.db, onError);
 
   function saltFor(at: number): string {
     const day = utcDay(at);
@@ -324,6 +331,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       await new Promise((r) => setTimeout(r, 5));
     }
     await sink.close();
+    await stopCheckpoints?.();
     if (notifyTimer) {
       clearTimeout(notifyTimer);
       notifyTimer = null;

@@ -30,6 +30,39 @@ export function inlineSink(db: Database): ScanSink {
 }
 
 /**
+ * Moves WAL checkpoints of a file database to a background thread: `wal_autocheckpoint` is
+ * turned off on `db` (so no commit on it stalls for a checkpoint's copy and fsync) and a worker
+ * runs PASSIVE checkpoints every second on its own connection (it never writes rows, so it cannot
+ * conflict with transactions on `db`). If that thread dies, automatic checkpoints are turned
+ * back on. Returns the stop function, or null for an in-memory database.
+ */
+export function backgroundCheckpoints(db: Database, onError: (err: unknown) => void): (() => Promise<void>) | null {
+  if (db.memory || !db.name || db.name === ':memory:') return null;
+  const previous = Number(db.pragma('wal_autocheckpoint', { simple: true }));
+  const worker = new Worker(new URL('./checkpointer.worker.ts', import.meta.url), { workerData: { file: db.name } });
+  worker.unref();
+  let running = true;
+  const restore = () => {
+    if (!running) return;
+    running = false;
+    if (db.open) db.pragma(`wal_autocheckpoint = ${previous > 0 ? previous : 1000}`);
+  };
+  worker.on('error', (err) => {
+    onError(err);
+    restore();
+  });
+  worker.on('exit', restore);
+  db.pragma('wal_autocheckpoint = 0');
+  return async () => {
+    if (!running) return;
+    const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
+    worker.postMessage({ close: true });
+    await exited;
+    restore();
+  };
+}
+
+/**
  * A worker-thread sink for a file database; null when that is impossible (in-memory DB). If the
  * worker dies, batches are written inline on `db` from then on (slower, still durable).
  */
