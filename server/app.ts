@@ -24,6 +24,8 @@ import { RulesRepo } from './features/rules/repo.ts';
 import { ruleRoutes } from './features/rules/routes.ts';
 import { RuleService } from './features/rules/service.ts';
 import { SlugAllocator } from './features/slugs/allocator.ts';
+import { createSync } from './features/sync/index.ts';
+import { syncRoutes } from './features/sync/routes.ts';
 import { TemplatesRepo } from './features/templates/repo.ts';
 import { templateRoutes } from './features/templates/routes.ts';
 import { TemplateService } from './features/templates/service.ts';
@@ -65,13 +67,15 @@ export interface App {
   routes: readonly AnyRouteSpec[];
 }
 
-function createServices(db: Database, clock: Clock, config: AppConfig) {
+function createServices(db: Database, clock: Clock, config: AppConfig, logger: Logger) {
   const outbox = new Outbox(db, clock);
+  // Sync (pairing, slug leases) comes first: it decides where slugs come from.
+  const sync = createSync({ db, clock, outbox, logger, dataDir: config.dataDir, config: config.sync });
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
   const batchesRepo = new BatchesRepo(db);
   const keysRepo = new KeysRepo(db);
-  const slugs = new SlugAllocator(db, clock);
+  const slugs = new SlugAllocator(db, clock, sync.slugSource, sync.blockTaken);
   const scanUrl = (slug: string) => `${config.scanBase}/v/${slug}`;
 
   const nodes = new NodeService({ db, clock, outbox, nodes: nodesRepo, templates: templatesRepo, slugs, scanUrl });
@@ -86,10 +90,11 @@ function createServices(db: Database, clock: Clock, config: AppConfig) {
     templates: templatesRepo,
     nodeService: nodes,
     apiBase: `${config.publicUrl}/v1`,
+    assertCanMint: sync.assertCanMint,
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator };
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, sync };
 }
 
 /**
@@ -97,7 +102,7 @@ function createServices(db: Database, clock: Clock, config: AppConfig) {
  * passed in, nothing is module-global.
  */
 export function createApp({ db, clock, config, logger = consoleLogger }: CreateAppOptions): App {
-  const services = createServices(db, clock, config);
+  const services = createServices(db, clock, config, logger);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
@@ -105,8 +110,9 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
     ...batchRoutes(services.batches, services.generator),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
+    ...syncRoutes(services.sync),
   ];
-  const workers: Worker[] = [services.generator];
+  const workers: Worker[] = [services.generator, services.sync.worker];
   const metrics = createMetrics(db, config.version);
 
   const expressApp = createHttpApp({

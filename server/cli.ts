@@ -24,17 +24,28 @@ program
   .addOption(dataOption())
   .addOption(new Option('--scan-base <url>', 'public address printed on tags (default: the listening URL)').env('WAYMARK_SCAN_BASE'))
   .addOption(new Option('--trust-proxy', 'honour X-Forwarded-For and CF-IPCountry from a reverse proxy').env('WAYMARK_TRUST_PROXY'))
-  .action(async (opts: { host: string; port: number | string; data: string; scanBase?: string; trustProxy?: boolean }) => {
+  .addOption(new Option('--remote <url>', 'pair this site with a remote Waymark instance (docs/sync.md)').env('WAYMARK_REMOTE'))
+  .addOption(new Option('--remote-key <key>', 'API key of the organization on the remote').env('WAYMARK_REMOTE_KEY'))
+  .action(async (opts: { host: string; port: number | string; data: string; scanBase?: string; trustProxy?: boolean; remote?: string; remoteKey?: string }) => {
     if (opts.scanBase !== undefined && !/^https?:\/\/[^/\s]+(\/[^\s]*)?$/i.test(opts.scanBase)) {
       fail('--scan-base must be an http(s) URL such as https://w.example.com');
     }
-    const running = await startServer({
-      host: opts.host,
-      port: typeof opts.port === 'string' ? parsePort(opts.port) : opts.port,
-      dataDir: opts.data,
-      scanBase: opts.scanBase,
-      trustProxy: Boolean(opts.trustProxy),
-    });
+    if (opts.remote !== undefined && !/^https?:\/\/[^/\s]+\/?$/i.test(opts.remote)) fail('--remote must be an http(s) origin such as https://waymark.example.com');
+    if (opts.remoteKey !== undefined && opts.remote === undefined) fail('--remote-key needs --remote');
+    let running;
+    try {
+      running = await startServer({
+        host: opts.host,
+        port: typeof opts.port === 'string' ? parsePort(opts.port) : opts.port,
+        dataDir: opts.data,
+        scanBase: opts.scanBase,
+        trustProxy: Boolean(opts.trustProxy),
+        sync: { remoteUrl: opts.remote, remoteKey: opts.remoteKey },
+      });
+    } catch (err) {
+      fail(err instanceof Error ? err.message : String(err));
+    }
+    if (opts.remote) console.log(`Paired with remote ${opts.remote}${opts.remoteKey ? '' : ' (no --remote-key: offline)'}`);
     console.log(`Waymark ${VERSION} listening on ${running.url}`);
     console.log(`Data: ${databaseFile(opts.data)}`);
     if (running.firstRun) {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SyncConfig } from './features/sync/index.ts';
 
 export interface AppConfig {
   /** Public address printed on tags: scan URLs are `{scanBase}/v/<slug>`. No trailing slash. */
@@ -11,6 +12,8 @@ export interface AppConfig {
   /** Where the data lives (shown in the console's About screen). */
   dataDir: string;
   version: string;
+  /** Pairing with a remote and slug leases (docs/sync.md); absent = standalone. */
+  sync?: SyncConfig | undefined;
 }
 
 export const VERSION: string = (
@@ -25,5 +28,6 @@ export function makeConfig(partial: Partial<AppConfig> & Pick<AppConfig, 'scanBa
     trustProxy: partial.trustProxy ?? false,
     dataDir: partial.dataDir ?? '',
     version: partial.version ?? VERSION,
+    ...(partial.sync ? { sync: partial.sync } : {}),
   };
 }
