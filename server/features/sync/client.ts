@@ -18,6 +18,8 @@ export class ForkedError extends Error {}
 export interface RemoteApi {
   register(body: RegisterSiteInput): Promise<SiteRegisteredT>;
   lease(body: LeaseInput): Promise<LeaseGrantedT>;
+  /** A cheap authenticated call, when a round has nothing else to say (keeps `online` true to fact). */
+  ping(): Promise<void>;
 }
 
 /** Talks to the remote's /v1/sync endpoints with the site's remote key. */
@@ -40,14 +42,22 @@ export class HttpRemoteClient implements RemoteApi {
     return this.post('/v1/sync/leases', body) as Promise<LeaseGrantedT>;
   }
 
-  private async post(path: string, body: unknown): Promise<unknown> {
+  async ping(): Promise<void> {
+    await this.call('GET', '/v1/sync/status');
+  }
+
+  private post(path: string, body: unknown): Promise<unknown> {
+    return this.call('POST', path, body);
+  }
+
+  private async call(method: string, path: string, body?: unknown): Promise<unknown> {
     let res: Response;
     let text: string;
     try {
       res = await fetch(`${this.base}${path}`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${this.key}`, 'content-type': 'application/json' },
-        body: JSON.stringify(body),
+        method,
+        headers: { authorization: `Bearer ${this.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+        ...(body === undefined ? {} : { body: JSON.stringify(body) }),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
       text = await res.text();

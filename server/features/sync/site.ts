@@ -159,8 +159,16 @@ export class SiteSync {
   }
 
   private async round(): Promise<void> {
-    if (!this.isRegistered()) await this.register();
-    if (this.wantedBlocks() > 0) await this.topUp();
+    let called = false;
+    if (!this.isRegistered()) {
+      await this.register();
+      called = true;
+    }
+    if (this.wantedBlocks() > 0) {
+      await this.topUp();
+      called = true;
+    }
+    if (!called) await this.client!.ping();
   }
 
   /** Set by the worker: when it will try again. */
