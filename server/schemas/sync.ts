@@ -45,7 +45,12 @@ export const LeaseBody = z
     incarnation: id,
     token: token.nullable(),
     next_token: token,
-    want: z.number().int('must be a whole number').min(1).max(8),
+    want: z
+      .number()
+      .int('must be a whole number')
+      .min(0)
+      .max(8)
+      .meta({ description: '0 renews the fencing token only: the heartbeat that also detects a forked copy early.' }),
   })
   .meta({ id: 'LeaseBody' });
 

@@ -1,4 +1,4 @@
-import { cpSync, rmSync } from 'node:fs';
+import { cpSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
@@ -347,15 +347,102 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
     site = await restartSite(site, remote.url, remote.key);
     await paired(site);
     await stop(site.proc);
-    cpSync(backup, join(site.dataDir, 'waymark.sqlite'));
+    // Written over the live file (like `cat backup > waymark.sqlite`): the inode stays, only the
+    // epoch shows the database is older than its marker.
+    const live = join(site.dataDir, 'waymark.sqlite');
+    const inode = statSync(live).ino;
+    writeFileSync(live, readFileSync(backup));
+    expect(statSync(live).ino).toBe(inode);
     site = await restartSite(site, remote.url, remote.key);
     const restored = await paired(site);
-    expect(site.proc.output()).toContain('older than its marker');
+    expect(site.proc.output(), site.proc.output()).toContain('older than its marker');
     expect(restored.incarnation).not.toBe(before.incarnation);
     expect(restored.incarnation).not.toBe(copied.incarnation);
     const mine = remoteLeases(remote, restored.site_id, restored.incarnation);
     expect(mine).toHaveLength(2);
     for (const b of mine) expect([...originalBlocks, ...copyActive]).not.toContain(b);
+  });
+
+  it('pairing claims the blocks a standalone took; a block another site holds is dropped and its minted slugs reported', async () => {
+    const remote = await startRemote();
+    const a = await startSite(remote.url, remote.key);
+    await paired(a);
+    const [heldByA1, heldByA2] = leaseBlocksOf(a.dataDir) as [number, number];
+
+    // A standalone instance used on its own first: it picks its own block.
+    const standaloneProc = await spawn(dir());
+    const sKey = await firstKey(standaloneProc);
+    const sDir = standaloneProc.output().match(/Data: (.*)\/waymark\.sqlite/)![1]!;
+    const early: string[] = [];
+    for (let i = 0; i < 3; i++) early.push((await apiRequest(standaloneProc.url, 'POST', '/nodes', node(`s${i}`), sKey)).body.data.slug);
+    await stop(standaloneProc);
+    const [ownBlock] = readDb(sDir, (db) => db.prepare("SELECT block FROM slug_blocks WHERE source = 'local'").pluck().all() as number[]);
+    // Two standalones can pick the same block (odds ~ n²/2²⁵); force it: this one also "took"
+    // both of A's blocks, one of them with 5 slugs minted.
+    const w = new BetterSqlite3(join(sDir, 'waymark.sqlite'));
+    w.prepare("INSERT INTO slug_blocks (block, next_offset, source, acquired_at) VALUES (?, 5, 'local', '2026-01-01T00:00:00.000Z'), (?, 0, 'local', '2026-01-01T00:00:00.000Z')").run(heldByA1, heldByA2);
+    w.close();
+
+    const s = await startSite(remote.url, remote.key, sDir, sKey);
+    const status = await paired(s);
+    expect(status.conflicts).toEqual([
+      {
+        id: expect.any(Number),
+        kind: 'block_conflict',
+        detail: { block: heldByA1, reason: 'held_by_other_site', slugs_minted: 5, first_slugs: expect.any(Array) },
+        detected_at: expect.any(String),
+      },
+    ]);
+    expect(status.conflicts[0].detail.first_slugs).toHaveLength(5);
+    const states = readDb(sDir, (db) => db.prepare('SELECT block, state, used, reason FROM sync_site_blocks ORDER BY state, block').all());
+    expect(states).toEqual(
+      expect.arrayContaining([
+        { block: heldByA1, state: 'dropped', used: 5, reason: 'held_by_other_site' },
+        { block: heldByA2, state: 'dropped', used: 0, reason: 'held_by_other_site' },
+        { block: ownBlock, state: 'leased', used: null, reason: 'claimed at pairing' },
+      ]),
+    );
+    // Its own block is now a lease and it keeps minting from it; the remote has it on record.
+    expect(readDb(sDir, (db) => db.prepare('SELECT source, next_offset FROM slug_blocks WHERE block = ?').get(ownBlock))).toEqual({ source: 'lease', next_offset: 3 });
+    expect(remoteLeases(remote, status.site_id)).toContain(ownBlock);
+    const next = await s.api('POST', '/nodes', node('after pairing'));
+    expect(next.status).toBe(201);
+    const verified = await apiRequest(remote.url, 'POST', '/sync/slugs/verify', { site_id: status.site_id, slugs: [...early, next.body.data.slug] }, remote.key);
+    expect(verified.body.data.rejected).toEqual([]);
+    expect(readDb(sDir, (db) => db.prepare('SELECT next_offset FROM slug_blocks WHERE block = ?').pluck().get(ownBlock))).toBe(4);
+  });
+
+  it('a bit-for-bit copy that fools the local checks is caught by the remote at its first contact', async () => {
+    const remote = await startRemote();
+    let a = await startSite(remote.url, remote.key);
+    const before = await paired(a);
+    await stop(a.proc);
+    const cloneDir = dir();
+    cpSync(a.dataDir, cloneDir, { recursive: true });
+    // A disk image keeps the inode; emulate it by recording the copy's own inode in the copy.
+    const w = new BetterSqlite3(join(cloneDir, 'waymark.sqlite'));
+    const recorded = JSON.parse(w.prepare("SELECT value FROM settings WHERE key = 'sync.instance'").pluck().get() as string);
+    recorded.file_id = statSync(join(cloneDir, 'waymark.sqlite'), { bigint: true }).ino.toString();
+    w.prepare("UPDATE settings SET value = ? WHERE key = 'sync.instance'").run(JSON.stringify(recorded));
+    w.close();
+
+    a = await restartSite(a, remote.url, remote.key);
+    await waitFor('the original to renew its token', async () => (await statusOf(a)).last_success_at !== null);
+    const clone = await startSite(remote.url, remote.key, cloneDir, a.key);
+    const cloned = await waitFor('the clone to re-pair', async () => {
+      const st = await statusOf(clone);
+      return st.paired && st.incarnation !== before.incarnation && st.reserve.blocks === 2 ? st : undefined;
+    });
+    expect(clone.proc.output()).toContain('another copy of this data has used this incarnation');
+    expect(cloned.site_id).toBe(before.site_id);
+    const originalBlocks = leaseBlocksOf(a.dataDir);
+    const cloneActive = readDb(cloneDir, (db) =>
+      db.prepare(`SELECT block FROM slug_blocks WHERE source = 'lease' AND next_offset < ${BLOCK_SIZE}`).pluck().all() as number[],
+    );
+    expect(cloneActive).toHaveLength(2);
+    for (const b of cloneActive) expect(originalBlocks).not.toContain(b);
+    // The original was not disturbed.
+    expect((await statusOf(a)).incarnation).toBe(before.incarnation);
   });
 
   for (const fault of ['hold-response', 'hold-request'] as const) {

@@ -18,8 +18,6 @@ export class ForkedError extends Error {}
 export interface RemoteApi {
   register(body: RegisterSiteInput): Promise<SiteRegisteredT>;
   lease(body: LeaseInput): Promise<LeaseGrantedT>;
-  /** A cheap authenticated call, when a round has nothing else to say (keeps `online` true to fact). */
-  ping(): Promise<void>;
 }
 
 /** Talks to the remote's /v1/sync endpoints with the site's remote key. */
@@ -40,10 +38,6 @@ export class HttpRemoteClient implements RemoteApi {
 
   lease(body: LeaseInput): Promise<LeaseGrantedT> {
     return this.post('/v1/sync/leases', body) as Promise<LeaseGrantedT>;
-  }
-
-  async ping(): Promise<void> {
-    await this.call('GET', '/v1/sync/status');
   }
 
   private post(path: string, body: unknown): Promise<unknown> {

@@ -105,7 +105,7 @@ export class LeaseRegistry {
         return { token: input.next_token, blocks: this.repo.leasesByGrant(input.site_id, input.incarnation, input.next_token) };
       }
       const blocks: number[] = [];
-      const count = Math.min(input.want, LeaseRegistry.MAX_GRANT);
+      const count = Math.min(input.want, LeaseRegistry.MAX_GRANT); // 0: a heartbeat that renews the token
       while (blocks.length < count) {
         const block = randomInt(0, BLOCK_COUNT);
         if (this.repo.leaseOf(block) || this.repo.isOwnBlock(block)) continue;

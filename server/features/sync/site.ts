@@ -158,17 +158,14 @@ export class SiteSync {
     }
   }
 
+  /**
+   * Registers if needed, then always makes a lease call: it tops the reserve up, or with want 0
+   * only renews the fencing token, so a forked copy of the data is caught at its first contact
+   * and `online` reflects a real exchange with the remote.
+   */
   private async round(): Promise<void> {
-    let called = false;
-    if (!this.isRegistered()) {
-      await this.register();
-      called = true;
-    }
-    if (this.wantedBlocks() > 0) {
-      await this.topUp();
-      called = true;
-    }
-    if (!called) await this.client!.ping();
+    if (!this.isRegistered()) await this.register();
+    await this.topUp();
   }
 
   /** Set by the worker: when it will try again. */
