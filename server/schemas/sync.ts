@@ -8,7 +8,7 @@ import { z } from 'zod';
  */
 const id = z.string().regex(/^[A-Za-z0-9_-]{8,64}$/, 'must be 8 to 64 letters, digits, _ or -');
 const token = id;
-const block = z.number().int('must be a whole number').min(0).max(2 ** 24 - 1);
+const block = z.number({ error: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(2 ** 24 - 1, 'must be at most 16777215');
 
 /** The text of the 409 a remote answers when a call presents a stale fencing token. */
 export const FORKED_ERROR = 'Incarnation forked: another copy of this site\'s data has talked to the remote since';
@@ -17,10 +17,10 @@ export const RegisterSiteBody = z
   .strictObject({
     site_id: id,
     incarnation: id,
-    name: z.string().min(1).max(200),
+    name: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(200, 'must be at most 200 characters'),
     token: token.nullable(),
     next_token: token,
-    claims: z.array(block).max(4096).meta({ description: 'Blocks this instance took itself before it was paired.' }),
+    claims: z.array(block, { error: 'must be an array' }).max(256, 'must have at most 256 blocks').meta({ description: 'Blocks this instance took itself before it was paired.' }),
   })
   .meta({ id: 'RegisterSiteBody' });
 
@@ -46,10 +46,10 @@ export const LeaseBody = z
     token: token.nullable(),
     next_token: token,
     want: z
-      .number()
+      .number({ error: 'must be a number' })
       .int('must be a whole number')
-      .min(0)
-      .max(8)
+      .min(0, 'must be at least 0')
+      .max(8, 'must be at most 8')
       .meta({ description: '0 renews the fencing token only: the heartbeat that also detects a forked copy early.' }),
   })
   .meta({ id: 'LeaseBody' });
@@ -64,7 +64,10 @@ export const LeaseGranted = z
 export const VerifySlugsBody = z
   .strictObject({
     site_id: id,
-    slugs: z.array(z.string().max(100)).min(1).max(500),
+    slugs: z
+      .array(z.string({ error: 'must be a string' }).max(100, 'must be at most 100 characters'), { error: 'must be an array' })
+      .min(1, 'must have at least 1 slug')
+      .max(500, 'must have at most 500 slugs'),
   })
   .meta({ id: 'VerifySlugsBody' });
 
