@@ -12,6 +12,8 @@ const block = z.number({ error: 'must be a number' }).int('must be a whole numbe
 
 /** The text of the 409 a remote answers when a call presents a stale fencing token. */
 export const FORKED_ERROR = 'Incarnation forked: another copy of this site\'s data has talked to the remote since';
+/** The 409 for a lease call from a site or incarnation the remote has no record of (e.g. a remote restored from a backup). */
+export const UNKNOWN_INCARNATION_ERROR = 'Unknown site incarnation: register a new incarnation';
 
 export const RegisterSiteBody = z
   .strictObject({

@@ -1,4 +1,4 @@
-import { FORKED_ERROR, type LeaseGrantedT, type LeaseInput, type RegisterSiteInput, type SiteRegisteredT } from '../../schemas/sync.ts';
+import { FORKED_ERROR, UNKNOWN_INCARNATION_ERROR, type LeaseGrantedT, type LeaseInput, type RegisterSiteInput, type SiteRegisteredT } from '../../schemas/sync.ts';
 
 /** The remote could not be reached or did not answer (network error, timeout, 5xx). */
 export class RemoteUnavailableError extends Error {}
@@ -12,7 +12,7 @@ export class RemoteRefusedError extends Error {
   }
 }
 
-/** The remote says another copy of this site's data has moved the incarnation on. */
+/** The remote says another copy of this site's data has moved the incarnation on, or has no record of it. */
 export class ForkedError extends Error {}
 
 export interface RemoteApi {
@@ -66,7 +66,7 @@ export class HttpRemoteClient implements RemoteApi {
     }
     if (res.ok && parsed && parsed.data !== undefined) return parsed.data;
     const error = parsed?.error ?? `HTTP ${res.status}`;
-    if (res.status === 409 && error === FORKED_ERROR) throw new ForkedError(error);
+    if (res.status === 409 && (error === FORKED_ERROR || error === UNKNOWN_INCARNATION_ERROR)) throw new ForkedError(error);
     if (res.status >= 500 || res.status === 429 || !parsed) throw new RemoteUnavailableError(`Remote answered ${res.status}: ${error}`);
     throw new RemoteRefusedError(res.status, `Remote refused (${res.status}): ${error}`);
   }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../db/database.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { AppError } from '../../platform/errors.ts';
-import { FORKED_ERROR } from '../../schemas/sync.ts';
+import { FORKED_ERROR, UNKNOWN_INCARNATION_ERROR } from '../../schemas/sync.ts';
 import { KeysRepo } from '../keys/repo.ts';
 import { KeyService } from '../keys/service.ts';
 import { BLOCK_SIZE, SlugAllocator } from '../slugs/allocator.ts';
@@ -90,7 +90,8 @@ describe('LeaseRegistry leases and fencing', () => {
     const copy = errorOf(() => register(orgA, 'site-one-0001', 'inc-one-0001', null, 'tX-cccccccc'));
     expect([copy.status, copy.message]).toEqual([409, FORKED_ERROR]);
     // The lease of an unknown incarnation or another organization's site is refused.
-    expect(errorOf(() => registry.lease(orgA, { site_id: 'site-one-0001', incarnation: 'inc-unknown1', token: null, next_token: 't1-dddddddd', want: 1 })).status).toBe(409);
+    const unknown = errorOf(() => registry.lease(orgA, { site_id: 'site-one-0001', incarnation: 'inc-unknown1', token: null, next_token: 't1-dddddddd', want: 1 }));
+    expect([unknown.status, unknown.message]).toEqual([409, UNKNOWN_INCARNATION_ERROR]);
     expect(errorOf(() => register('no-such-org', 'site-one-0001', 'inc-two-0001', null, 't1-eeeeeeee')).status).toBe(409);
   });
 

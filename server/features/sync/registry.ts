@@ -1,11 +1,12 @@
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../../platform/clock.ts';
-import { ConflictError, NotFoundError } from '../../platform/errors.ts';
+import { ConflictError } from '../../platform/errors.ts';
 import { BLOCK_COUNT, BLOCK_SIZE } from '../slugs/allocator.ts';
 import { decode40, normalizeSlug } from '../slugs/crockford.ts';
 import { unpermute } from '../slugs/permutation.ts';
 import {
   FORKED_ERROR,
+  UNKNOWN_INCARNATION_ERROR,
   type LeaseGrantedT,
   type LeaseInput,
   type RegisterSiteInput,
@@ -98,7 +99,9 @@ export class LeaseRegistry {
   lease(orgId: string, input: LeaseInput): LeaseGrantedT {
     return this.repo.transaction(() => {
       const site = this.repo.getSite(input.site_id);
-      if (!site || site.org_id !== orgId) throw new NotFoundError('Site not found');
+      // No record of it (wrong organization, or this remote was restored from a backup): the site
+      // must pair again as a new incarnation, re-recording every block it holds as it does.
+      if (!site || site.org_id !== orgId) throw new ConflictError(UNKNOWN_INCARNATION_ERROR);
       this.repo.touchSite(site.site_id, site.name, this.now());
       const fence = this.fence(input.site_id, input.incarnation, input.token, input.next_token, false);
       if (fence === 'retry') {
@@ -158,7 +161,7 @@ export class LeaseRegistry {
     const now = this.now();
     const row = this.repo.getIncarnation(siteId, incarnation);
     if (!row) {
-      if (!mayCreate) throw new ConflictError('This incarnation is not registered: register the site first');
+      if (!mayCreate) throw new ConflictError(UNKNOWN_INCARNATION_ERROR);
       this.repo.insertIncarnation({ site_id: siteId, incarnation, token: next, created_at: now, last_seen_at: now });
       return 'new';
     }

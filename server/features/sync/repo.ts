@@ -79,9 +79,12 @@ export class SyncRepo {
       // site side
       blocks: db.prepare('SELECT block, next_offset, source FROM slug_blocks ORDER BY acquired_at, block'),
       claimable: db.prepare(
-        `SELECT block FROM slug_blocks WHERE source = 'local'
-            AND block NOT IN (SELECT block FROM sync_site_blocks WHERE state = 'dropped') ORDER BY block`,
+        `SELECT block FROM slug_blocks
+          WHERE (source = 'local' AND block NOT IN (SELECT block FROM sync_site_blocks WHERE state = 'dropped'))
+             OR block IN (SELECT block FROM sync_site_blocks WHERE state = 'retired')
+          ORDER BY block`,
       ).pluck(),
+      blockState: db.prepare('SELECT state, used FROM sync_site_blocks WHERE block = ?'),
       activeLeased: db.prepare(
         `SELECT COUNT(*) AS blocks, COALESCE(SUM(${BLOCK_SIZE} - next_offset), 0) AS slugs
            FROM slug_blocks WHERE source = 'lease' AND next_offset < ${BLOCK_SIZE}`,
@@ -168,7 +171,13 @@ export class SyncRepo {
   heldBlocks(): HeldBlock[] {
     return this.stmts.blocks.all() as HeldBlock[];
   }
-  /** Blocks taken locally (standalone) that still have to be claimed at the remote. */
+  blockState(block: number): { state: string; used: number | null } | undefined {
+    return this.stmts.blockState.get(block) as { state: string; used: number | null } | undefined;
+  }
+  /**
+   * Blocks to claim when an incarnation registers: those taken locally (standalone) and those an
+   * earlier incarnation retired (re-recorded at the remote in case it lost them; see docs/sync.md).
+   */
   claimableBlocks(): number[] {
     return this.stmts.claimable.all() as number[];
   }

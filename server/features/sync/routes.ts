@@ -49,8 +49,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; site: SiteSync; work
       body: LeaseBody,
       responses: {
         200: { description: 'Blocks granted (a retried call gets the same blocks)', schema: LeaseGranted },
-        404: { description: 'Site not found' },
-        409: { description: 'Incarnation not registered, or a stale fencing token (forked copy of the site data)' },
+        409: { description: 'Unknown site or incarnation (pair again as a new incarnation), or a stale fencing token (forked copy of the site data)' },
       },
       handler: ({ body, auth }) => ({ data: registry.lease(auth.orgId, body) }),
     }),

@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Clock } from '../../platform/clock.ts';
 import { ConflictError } from '../../platform/errors.ts';
-import type { SyncStatusT } from '../../schemas/sync.ts';
+import { FORKED_ERROR, type SyncStatusT } from '../../schemas/sync.ts';
 import { BLOCK_SIZE, type SlugSource } from '../slugs/allocator.ts';
 import { encode40 } from '../slugs/crockford.ts';
 import { permute } from '../slugs/permutation.ts';
@@ -142,9 +142,11 @@ export class SiteSync {
         await this.round();
       } catch (err) {
         if (!(err instanceof ForkedError)) throw err;
-        // Another copy of this data has talked to the remote since our last call: this copy is
-        // the stale one. It abandons its blocks and pairs again as a new incarnation.
-        this.startNewIncarnation('the remote says another copy of this data has used this incarnation');
+        // Another copy of this data has talked to the remote since our last call (this copy is the
+        // stale one), or the remote has no record of us: abandon the blocks, pair again.
+        this.startNewIncarnation(
+          err.message === FORKED_ERROR ? 'the remote says another copy of this data has used this incarnation' : 'the remote has no record of this incarnation',
+        );
         await this.round();
       }
       this.online = true;
@@ -238,10 +240,14 @@ export class SiteSync {
       const at = this.now();
       for (const block of result.claims.accepted) {
         this.repo.confirmLocalBlock(block);
-        this.repo.setBlockState(block, incarnation, 'leased', null, 'claimed at pairing', at);
+        // A retired block is recorded at the remote but stays retired here (no more slugs from it).
+        if (this.repo.blockState(block)?.state !== 'retired') this.repo.setBlockState(block, incarnation, 'leased', null, 'claimed at pairing', at);
       }
       for (const { block, reason } of result.claims.rejected) {
-        const used = this.repo.exhaustBlock(block);
+        const prior = this.repo.blockState(block);
+        // Retired here and held by the incarnation that retired it: nothing new.
+        if (prior?.state === 'retired' && reason === 'held_by_other_incarnation') continue;
+        const used = prior?.state === 'retired' ? (prior.used ?? 0) : this.repo.exhaustBlock(block);
         this.repo.setBlockState(block, incarnation, 'dropped', used, reason, at);
         // Another incarnation of this same site holds it: our slugs from it are copies of its nodes.
         if (used > 0 && reason !== 'held_by_other_incarnation') {
