@@ -18,6 +18,8 @@ export class ForkedError extends Error {}
 export interface RemoteApi {
   register(body: RegisterSiteInput): Promise<SiteRegisteredT>;
   lease(body: LeaseInput): Promise<LeaseGrantedT>;
+  /** Aborts calls in flight (shutdown must not wait for a slow remote). */
+  close?(): void;
 }
 
 /** Talks to the remote's /v1/sync endpoints with the site's remote key. */
@@ -25,6 +27,7 @@ export class HttpRemoteClient implements RemoteApi {
   private readonly base: string;
   private readonly key: string;
   private readonly timeoutMs: number;
+  private readonly closing = new AbortController();
 
   constructor(url: string, key: string, timeoutMs = 15_000) {
     this.base = url.replace(/\/+$/, '');
@@ -40,6 +43,10 @@ export class HttpRemoteClient implements RemoteApi {
     return this.post('/v1/sync/leases', body) as Promise<LeaseGrantedT>;
   }
 
+  close(): void {
+    this.closing.abort(new Error('shutting down'));
+  }
+
   private post(path: string, body: unknown): Promise<unknown> {
     return this.call('POST', path, body);
   }
@@ -52,7 +59,7 @@ export class HttpRemoteClient implements RemoteApi {
         method,
         headers: { authorization: `Bearer ${this.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.timeout(this.timeoutMs),
+        signal: AbortSignal.any([AbortSignal.timeout(this.timeoutMs), this.closing.signal]),
       });
       text = await res.text();
     } catch (err) {

@@ -60,6 +60,7 @@ export function createSync({ db, clock, outbox, logger, dataDir, config = {} }: 
     worker: {
       start: () => worker.start(),
       stop: async () => {
+        client?.close?.();
         await worker.stop();
         identity?.close();
       },
