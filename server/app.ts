@@ -29,6 +29,13 @@ import { syncRoutes } from './features/sync/routes.ts';
 import { TemplatesRepo } from './features/templates/repo.ts';
 import { templateRoutes } from './features/templates/routes.ts';
 import { TemplateService } from './features/templates/service.ts';
+import { createPrivateAddressList } from './features/webhooks/address.ts';
+import { WebhookDispatcher } from './features/webhooks/dispatcher.ts';
+import { registerWebhookMetrics } from './features/webhooks/metrics.ts';
+import { WebhooksRepo } from './features/webhooks/repo.ts';
+import { webhookRoutes } from './features/webhooks/routes.ts';
+import { WebhookSender } from './features/webhooks/sender.ts';
+import { WebhookService } from './features/webhooks/service.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -94,7 +101,16 @@ function createServices(db: Database, clock: Clock, config: AppConfig, logger: L
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, sync };
+  const privateList = createPrivateAddressList();
+  const webhooks = new WebhookService({ repo: new WebhooksRepo(db), outbox, clock, settings: config.webhooks, privateList });
+  const webhookSender = new WebhookSender({
+    timeoutMs: config.webhooks.timeoutMs,
+    publicOnly: config.webhooks.publicOnly,
+    privateList,
+    userAgent: `Waymark-Webhooks/${config.version}`,
+  });
+  const webhookDispatcher = new WebhookDispatcher({ service: webhooks, sender: webhookSender, outbox, clock, logger });
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, webhooks, webhookDispatcher, sync };
 }
 
 /**
@@ -110,10 +126,12 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
     ...batchRoutes(services.batches, services.generator),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
+    ...webhookRoutes(services.webhooks),
     ...syncRoutes(services.sync),
   ];
-  const workers: Worker[] = [services.generator, services.sync.worker];
+  const workers: Worker[] = [services.generator, services.webhookDispatcher, services.sync.worker];
   const metrics = createMetrics(db, config.version);
+  registerWebhookMetrics(metrics, services.webhooks);
 
   const expressApp = createHttpApp({
     routes,

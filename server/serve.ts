@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { type App, createApp, type Logger, consoleLogger } from './app.ts';
-import { makeConfig } from './config.ts';
+import { makeConfig, type WebhookSettings } from './config.ts';
 import type { SyncConfig } from './features/sync/index.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
@@ -18,6 +18,8 @@ export interface ServeOptions {
   sync?: SyncConfig | undefined;
   clock?: Clock;
   logger?: Logger;
+  /** Webhook delivery settings; unset fields keep their defaults. */
+  webhooks?: Partial<WebhookSettings> | undefined;
 }
 
 export interface RunningServer {
@@ -49,10 +51,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const logger = options.logger ?? consoleLogger;
   const db = openDatabase(databaseFile(options.dataDir));
   const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => resolve());
+    });
+  } catch (err) {
+    db.close(); // e.g. the port is in use: do not leave the database open behind the error
+    throw err;
+  }
   const { port } = server.address() as AddressInfo;
   const url = `http://${reachableHost(options.host)}:${port}`;
   const config = makeConfig({
@@ -61,6 +68,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     trustProxy: options.trustProxy ?? false,
     dataDir: options.dataDir,
     sync: options.sync,
+    webhooks: options.webhooks,
   });
   const app = createApp({ db, clock, config, logger });
   server.on('request', app.handle);
