@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { cpSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -5,7 +6,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { BLOCK_SIZE } from '../../server/features/slugs/allocator.ts';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
-import { apiRequest, type ServerProcess, spawnServer, tempDataDir } from '../support/server.ts';
+import { apiRequest, repoRoot, type ServerProcess, spawnServer, tempDataDir } from '../support/server.ts';
 
 /*
  * Pairing and slug leases between real server processes on loopback: one remote, several sites
@@ -202,9 +203,19 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
     expect(sites.body.data[0]).toMatchObject({ site_id: status.site_id, incarnations: [{ incarnation: status.incarnation, blocks: 2 }] });
     expect(leaseBlocksOf(site.dataDir)).toEqual(remoteLeases(remote, status.site_id, status.incarnation));
 
-    // Another organization on the remote does not see the site.
-    const other = await apiRequest(remote.url, 'GET', '/sync/sites', undefined, 'wmk_' + 'x'.repeat(32));
-    expect(other.status).toBe(401);
+    // Another organization on the remote does not see the site, and cannot take it over.
+    const created = execFileSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'org', 'create', '--name', 'Other', '--data', remote.dataDir, '--json']);
+    const otherKey = JSON.parse(created.toString()).api_key as string;
+    expect((await apiRequest(remote.url, 'GET', '/sync/sites', undefined, otherKey)).body).toEqual({ data: [], total: 0 });
+    const takeover = await apiRequest(
+      remote.url,
+      'POST',
+      '/sync/sites',
+      { site_id: status.site_id, incarnation: 'another-incarnation', name: 'x', token: null, next_token: 'tok-other-org', claims: [] },
+      otherKey,
+    );
+    expect(takeover.status).toBe(409);
+    expect(takeover.body).toEqual({ data: null, error: 'This site id is registered with another organization' });
 
     // A bad remote key: the site keeps running, offline-refused, and says why.
     const bad = await startSite(remote.url, 'wmk_' + 'A'.repeat(32));
