@@ -24,6 +24,8 @@ import { RulesRepo } from './features/rules/repo.ts';
 import { ruleRoutes } from './features/rules/routes.ts';
 import { RuleService } from './features/rules/service.ts';
 import { SlugAllocator } from './features/slugs/allocator.ts';
+import { createSync } from './features/sync/index.ts';
+import { syncRoutes } from './features/sync/routes.ts';
 import { TemplatesRepo } from './features/templates/repo.ts';
 import { templateRoutes } from './features/templates/routes.ts';
 import { TemplateService } from './features/templates/service.ts';
@@ -80,11 +82,13 @@ export interface App {
 
 function createServices(db: Database, clock: Clock, config: AppConfig, logger: Logger, nfcDevice: NfcDevice | null = null) {
   const outbox = new Outbox(db, clock);
+  // Sync (pairing, slug leases) comes first: it decides where slugs come from.
+  const sync = createSync({ db, clock, outbox, logger, dataDir: config.dataDir, config: config.sync });
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
   const batchesRepo = new BatchesRepo(db);
   const keysRepo = new KeysRepo(db);
-  const slugs = new SlugAllocator(db, clock);
+  const slugs = new SlugAllocator(db, clock, sync.slugSource, sync.blockTaken);
   const scanUrl = (slug: string) => `${config.scanBase}/v/${slug}`;
 
   const nodes = new NodeService({ db, clock, outbox, nodes: nodesRepo, templates: templatesRepo, slugs, scanUrl });
@@ -99,6 +103,7 @@ function createServices(db: Database, clock: Clock, config: AppConfig, logger: L
     templates: templatesRepo,
     nodeService: nodes,
     apiBase: `${config.publicUrl}/v1`,
+    assertCanMint: sync.assertCanMint,
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
@@ -121,7 +126,7 @@ function createServices(db: Database, clock: Clock, config: AppConfig, logger: L
     scanUrl,
     device: nfcDevice,
   });
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, webhooks, webhookDispatcher, nfc };
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, webhooks, webhookDispatcher, nfc, sync };
 }
 
 /**
@@ -139,10 +144,12 @@ export function createApp({ db, clock, config, logger = consoleLogger, nfc = nul
     ...keyRoutes(services.keys),
     ...webhookRoutes(services.webhooks),
     ...nfcRoutes(services.nfc),
+    ...syncRoutes(services.sync),
   ];
   const workers: Worker[] = [
     services.generator,
     services.webhookDispatcher,
+    services.sync.worker,
     { start: () => services.nfc.start(), stop: async () => services.nfc.stop() },
   ];
   const metrics = createMetrics(db, config.version);
