@@ -1,0 +1,267 @@
+import { PassThrough, type Writable } from 'node:stream';
+import { finished } from 'node:stream/promises';
+import PDFDocument from 'pdfkit';
+import { ValidationError } from '../../platform/errors.ts';
+import type { LabelLayoutT } from '../../schemas/printing.ts';
+import { type Rect, labelsPerPage, placements, slotRect } from './layouts.ts';
+import { MIN_MODULE_MM, QUIET_ZONE_MODULES, type QrSymbol, darkRuns, fitQr } from './qr.ts';
+
+export const PT_PER_MM = 72 / 25.4;
+const pt = (mm: number) => mm * PT_PER_MM;
+
+/** Caption band under the code: a share of the free height, clamped (mm). */
+const CAPTION_SHARE = 0.13;
+const CAPTION_MIN_MM = 2.4;
+const CAPTION_MAX_MM = 5;
+/** DejaVu Sans Mono's line box is about 1.17 em tall. */
+const LINE_BOX_EM = 1.17;
+/** Below this the caption is truncated with an ellipsis rather than shrunk further. */
+const CAPTION_MIN_PT = 4;
+const CUT_MARK_LENGTH_MM = 5;
+const CUT_MARK_CLEARANCE_MM = 1;
+const CUT_MARK_LINE_MM = 0.1;
+
+/** The label is too small for the code it must carry: 422, with the layout named. */
+export class LabelTooSmallError extends ValidationError {
+  constructor(message: string) {
+    super({ layout: message }, message);
+  }
+}
+
+export interface LabelItem {
+  /** Exactly what the code encodes (see printableUrl). */
+  text: string;
+  /** Caption under the code; '' draws none. */
+  caption: string;
+}
+
+export interface PdfJob {
+  layout: LabelLayoutT;
+  items: LabelItem[];
+  /** Reserve the caption band under each code (false for caption=none). */
+  captions: boolean;
+  cutMarks: boolean;
+  /** Calibration: moves everything printed on the page (mm; + = right / down). */
+  offsetX: number;
+  offsetY: number;
+  /** Labels already used on the first sheet. */
+  start: number;
+  title: string;
+  createdAt: Date;
+  /** The font embedded for captions (TTF bytes). */
+  font: Buffer;
+  minModuleMm?: number;
+}
+
+export interface PlannedLabel {
+  index: number;
+  page: number;
+  slot: number;
+  /** The label on the page before calibration offsets (mm). */
+  label: Rect;
+  /** The square holding the code and its quiet zone (mm, before offsets). */
+  qrBox: Rect;
+  symbol: QrSymbol;
+  moduleMm: number;
+  captionBox: Rect | null;
+  caption: string;
+}
+
+export interface LabelGeometry {
+  /** Side of the square for code + quiet zone (mm). */
+  side: number;
+  captionHeight: number;
+}
+
+/** Where the code and the caption go inside a label (same for every label of a layout). */
+export function labelGeometry(layout: LabelLayoutT, captions: boolean): LabelGeometry {
+  const innerW = layout.label.width - 2 * layout.padding;
+  const innerH = layout.label.height - 2 * layout.padding;
+  const captionHeight = captions ? Math.min(CAPTION_MAX_MM, Math.max(CAPTION_MIN_MM, innerH * CAPTION_SHARE)) : 0;
+  return { side: Math.max(0, Math.min(innerW, innerH - captionHeight)), captionHeight };
+}
+
+/**
+ * Places every item and fits its code; throws before anything is drawn when the label is too
+ * small for a code or `start` is off the sheet, so an HTTP reply can still be a clean 422.
+ */
+export function planLabels(job: Omit<PdfJob, 'font' | 'title' | 'createdAt'>): PlannedLabel[] {
+  const { layout } = job;
+  const perPage = labelsPerPage(layout);
+  if (!Number.isInteger(job.start) || job.start < 0 || job.start >= perPage) {
+    throw new ValidationError({
+      start: perPage === 1 ? `must be 0 for ${layout.id} (one label per page)` : `must be between 0 and ${perPage - 1} for ${layout.id} (${perPage} labels per sheet)`,
+    });
+  }
+  if (job.items.length === 0) throw new ValidationError({ items: 'nothing to print' });
+  const geometry = labelGeometry(layout, job.captions);
+  const minModule = job.minModuleMm ?? MIN_MODULE_MM;
+  const fits = new Map<string, ReturnType<typeof fitQr>>();
+  const spots = placements(layout, job.items.length, job.start);
+  return job.items.map((item, index) => {
+    let fit = fits.get(item.text);
+    if (!fit) {
+      fit = fitQr(item.text, geometry.side, minModule);
+      fits.set(item.text, fit);
+    }
+    if (!fit.ok) {
+      const needs = Number.isFinite(fit.neededMm) ? `a ${fit.neededMm.toFixed(1)} mm square (QR version ${fit.version}, modules of ${minModule} mm, quiet zone included)` : 'more data than a QR code holds';
+      throw new LabelTooSmallError(
+        `Layout ${layout.id}: the ${layout.label.width} × ${layout.label.height} mm label is too small for the scan URL ${item.text}. ` +
+          `Its QR code needs ${needs}, but the label leaves ${geometry.side.toFixed(1)} mm` +
+          `${job.captions ? ' beside the caption' : ''}. Choose a larger layout${job.captions ? ', caption=none' : ''} or a shorter scan base.`,
+      );
+    }
+    const { page, slot } = spots[index]!;
+    const label = slotRect(layout, slot);
+    const blockH = geometry.side + geometry.captionHeight;
+    const top = label.y + layout.padding + (label.height - 2 * layout.padding - blockH) / 2;
+    const left = label.x + (label.width - geometry.side) / 2;
+    return {
+      index,
+      page,
+      slot,
+      label,
+      qrBox: { x: left, y: top, width: geometry.side, height: geometry.side },
+      symbol: fit.fit.symbol,
+      moduleMm: fit.fit.moduleMm,
+      captionBox: job.captions
+        ? { x: label.x + layout.padding, y: top + geometry.side, width: label.width - 2 * layout.padding, height: geometry.captionHeight }
+        : null,
+      caption: job.captions ? item.caption : '',
+    };
+  });
+}
+
+function drawCode(doc: PDFKit.PDFDocument, plan: PlannedLabel): void {
+  const origin = QUIET_ZONE_MODULES * plan.moduleMm;
+  doc.save();
+  doc.translate(pt(plan.qrBox.x + origin), pt(plan.qrBox.y + origin));
+  doc.scale(pt(plan.moduleMm));
+  // One path of whole-module rectangles, filled once: no hairline seams between modules.
+  for (const [r, c, len] of darkRuns(plan.symbol)) doc.rect(c, r, len, 1);
+  doc.fill('#000000');
+  doc.restore();
+}
+
+function drawCaption(doc: PDFKit.PDFDocument, box: Rect, text: string): void {
+  if (!text) return;
+  const maxWidth = pt(box.width);
+  let size = pt(box.height) / LINE_BOX_EM;
+  doc.fontSize(size);
+  let width = doc.widthOfString(text);
+  if (width > maxWidth) {
+    size = Math.max(CAPTION_MIN_PT, (size * maxWidth) / width);
+    doc.fontSize(size);
+    width = doc.widthOfString(text);
+  }
+  let shown = text;
+  while (width > maxWidth && shown.length > 1) {
+    shown = shown.slice(0, -1);
+    width = doc.widthOfString(`${shown}…`);
+  }
+  if (shown !== text) shown = `${shown}…`;
+  const lineHeight = doc.currentLineHeight(true);
+  const x = pt(box.x) + (maxWidth - width) / 2;
+  const y = pt(box.y) + (pt(box.height) - lineHeight) / 2;
+  // No `width` option: pdfkit then draws one line and never wraps or adds a page.
+  doc.text(shown, x, y, { lineBreak: false });
+}
+
+/** Crop marks in the page margins, in line with every label edge. */
+function drawCutMarks(doc: PDFKit.PDFDocument, layout: LabelLayoutT): void {
+  const xs = new Set<number>();
+  const ys = new Set<number>();
+  for (let c = 0; c < layout.columns; c++) {
+    const r = slotRect(layout, c);
+    xs.add(Math.round(r.x * 1000) / 1000).add(Math.round((r.x + r.width) * 1000) / 1000);
+  }
+  for (let row = 0; row < layout.rows; row++) {
+    const r = slotRect(layout, row * layout.columns);
+    ys.add(Math.round(r.y * 1000) / 1000).add(Math.round((r.y + r.height) * 1000) / 1000);
+  }
+  const gridLeft = layout.margin.left;
+  const gridTop = layout.margin.top;
+  const gridRight = Math.max(...xs);
+  const gridBottom = Math.max(...ys);
+  const space = {
+    top: gridTop,
+    bottom: layout.page.height - gridBottom,
+    left: gridLeft,
+    right: layout.page.width - gridRight,
+  };
+  const length = (room: number) => Math.min(CUT_MARK_LENGTH_MM, room - CUT_MARK_CLEARANCE_MM - 0.5);
+  doc.save();
+  doc.lineWidth(pt(CUT_MARK_LINE_MM)).strokeColor('#000000');
+  const line = (x1: number, y1: number, x2: number, y2: number) => doc.moveTo(pt(x1), pt(y1)).lineTo(pt(x2), pt(y2));
+  let any = false;
+  for (const x of xs) {
+    if (length(space.top) >= 1) {
+      line(x, gridTop - CUT_MARK_CLEARANCE_MM - length(space.top), x, gridTop - CUT_MARK_CLEARANCE_MM);
+      any = true;
+    }
+    if (length(space.bottom) >= 1) {
+      line(x, gridBottom + CUT_MARK_CLEARANCE_MM, x, gridBottom + CUT_MARK_CLEARANCE_MM + length(space.bottom));
+      any = true;
+    }
+  }
+  for (const y of ys) {
+    if (length(space.left) >= 1) {
+      line(gridLeft - CUT_MARK_CLEARANCE_MM - length(space.left), y, gridLeft - CUT_MARK_CLEARANCE_MM, y);
+      any = true;
+    }
+    if (length(space.right) >= 1) {
+      line(gridRight + CUT_MARK_CLEARANCE_MM, y, gridRight + CUT_MARK_CLEARANCE_MM + length(space.right), y);
+      any = true;
+    }
+  }
+  if (any) doc.stroke();
+  doc.restore();
+}
+
+/**
+ * Writes the label PDF to `out`, one page at a time (pdfkit flushes each finished page), yielding
+ * to the event loop between pages so a 500-label batch never stalls scans served by the same
+ * process. Validation happens first: nothing is written when the job is refused.
+ */
+export async function writeLabelsPdf(job: PdfJob, out: Writable): Promise<void> {
+  const plan = planLabels(job);
+  const { layout } = job;
+  const doc = new PDFDocument({
+    autoFirstPage: false,
+    compress: true,
+    info: { Title: job.title, Creator: 'Waymark', Producer: 'Waymark (pdfkit)', CreationDate: job.createdAt, ModDate: job.createdAt },
+  });
+  const done = finished(out);
+  doc.pipe(out);
+  doc.registerFont('caption', job.font);
+  doc.font('caption');
+  const size: [number, number] = [pt(layout.page.width), pt(layout.page.height)];
+  const pages = plan.length === 0 ? 0 : plan[plan.length - 1]!.page + 1;
+  let i = 0;
+  for (let page = 0; page < pages; page++) {
+    if (page > 0) await new Promise((resolve) => setImmediate(resolve));
+    doc.addPage({ size, margin: 0 });
+    doc.save();
+    doc.translate(pt(job.offsetX), pt(job.offsetY));
+    if (job.cutMarks) drawCutMarks(doc, layout);
+    doc.fillColor('#000000');
+    for (; i < plan.length && plan[i]!.page === page; i++) {
+      const label = plan[i]!;
+      drawCode(doc, label);
+      if (label.captionBox) drawCaption(doc, label.captionBox, label.caption);
+    }
+    doc.restore();
+  }
+  doc.end();
+  await done;
+}
+
+/** The whole PDF in memory (single labels, tests, the benchmark). */
+export async function labelsPdfBuffer(job: PdfJob): Promise<Buffer> {
+  const sink = new PassThrough();
+  const chunks: Buffer[] = [];
+  sink.on('data', (c: Buffer) => chunks.push(c));
+  await writeLabelsPdf(job, sink);
+  return Buffer.concat(chunks);
+}
