@@ -222,10 +222,10 @@ function drawCutMarks(doc: PDFKit.PDFDocument, layout: LabelLayoutT): void {
 /**
  * Writes the label PDF to `out`, one page at a time (pdfkit flushes each finished page), yielding
  * to the event loop between pages so a 500-label batch never stalls scans served by the same
- * process. Validation happens first: nothing is written when the job is refused.
+ * process. Validation happens first: nothing is written when the job is refused. Pass the `plan`
+ * when it was made earlier (to refuse a request before its response headers go out).
  */
-export async function writeLabelsPdf(job: PdfJob, out: Writable): Promise<void> {
-  const plan = planLabels(job);
+export async function writeLabelsPdf(job: PdfJob, out: Writable, plan: PlannedLabel[] = planLabels(job)): Promise<void> {
   const { layout } = job;
   const doc = new PDFDocument({
     autoFirstPage: false,
@@ -258,10 +258,10 @@ export async function writeLabelsPdf(job: PdfJob, out: Writable): Promise<void> 
 }
 
 /** The whole PDF in memory (single labels, tests, the benchmark). */
-export async function labelsPdfBuffer(job: PdfJob): Promise<Buffer> {
+export async function labelsPdfBuffer(job: PdfJob, plan: PlannedLabel[] = planLabels(job)): Promise<Buffer> {
   const sink = new PassThrough();
   const chunks: Buffer[] = [];
   sink.on('data', (c: Buffer) => chunks.push(c));
-  await writeLabelsPdf(job, sink);
+  await writeLabelsPdf(job, sink, plan);
   return Buffer.concat(chunks);
 }

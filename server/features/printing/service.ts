@@ -1,0 +1,133 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Writable } from 'node:stream';
+import type { Clock } from '../../platform/clock.ts';
+import { ValidationError } from '../../platform/errors.ts';
+import type { Caption, LabelLayoutT, LayoutInfoT, PrintOptions } from '../../schemas/printing.ts';
+import type { BatchService } from '../batches/service.ts';
+import type { NodeService } from '../nodes/service.ts';
+import { layoutInfo, loadLayouts } from './layouts.ts';
+import { type LabelItem, type PdfJob, type PlannedLabel, labelsPdfBuffer, planLabels, writeLabelsPdf } from './pdf.ts';
+import { printableUrl } from './qr.ts';
+
+export const CAPTION_FONT_FILE = 'DejaVuSansMono.ttf';
+
+export interface PrintServiceDeps {
+  clock: Clock;
+  batches: BatchService;
+  nodes: NodeService;
+  layouts: readonly LabelLayoutT[];
+  /** TTF bytes of the caption font (embedded, subset, in every PDF). */
+  font: Buffer;
+}
+
+/** Reads the shipped layouts and caption font from a resources directory (at startup). */
+export function loadPrintResources(resourcesDir: string): { layouts: LabelLayoutT[]; font: Buffer } {
+  return {
+    layouts: loadLayouts(join(resourcesDir, 'layouts')),
+    font: readFileSync(join(resourcesDir, 'fonts', CAPTION_FONT_FILE)),
+  };
+}
+
+/** A checked print job: refused jobs throw before a byte of the response is written. */
+export interface PreparedPdf {
+  filename: string;
+  job: PdfJob;
+  plan: PlannedLabel[];
+  labels: number;
+  pages: number;
+  write(out: Writable): Promise<void>;
+  buffer(): Promise<Buffer>;
+}
+
+interface Source {
+  url: string;
+  slug: string;
+  serial: string | null;
+  label: string;
+}
+
+function captionOf(source: Source, caption: Caption): string {
+  switch (caption) {
+    case 'serial':
+      return source.serial ?? source.slug;
+    case 'slug':
+      return source.slug;
+    case 'label':
+      return source.label;
+    case 'none':
+      return '';
+  }
+}
+
+function safeFilename(s: string): string {
+  return s.replace(/[^A-Za-z0-9_.-]+/g, '_').slice(0, 80) || 'labels';
+}
+
+export class PrintService {
+  private readonly deps: PrintServiceDeps;
+  private readonly byId: Map<string, LabelLayoutT>;
+
+  constructor(deps: PrintServiceDeps) {
+    this.deps = deps;
+    this.byId = new Map(deps.layouts.map((l) => [l.id, l]));
+  }
+
+  listLayouts(): LayoutInfoT[] {
+    return this.deps.layouts.map(layoutInfo);
+  }
+
+  layout(id: string): LabelLayoutT {
+    const layout = this.byId.get(id);
+    if (!layout) throw new ValidationError({ layout: `unknown layout; one of: ${[...this.byId.keys()].join(', ')}` });
+    return layout;
+  }
+
+  /** The print sheet of a batch, in serial order (404 unknown batch, 409 manifest not ready). */
+  batchPdf(orgId: string, batchId: string, options: PrintOptions): PreparedPdf {
+    const layout = this.layout(options.layout);
+    const { batch, nodes: rows } = this.deps.batches.manifest(orgId, batchId);
+    const labels = new Map<string, string>();
+    if (options.caption === 'label') {
+      const { rows: nodes } = this.deps.nodes.list(orgId, { batch_id: batch.id, limit: Math.max(1, batch.quantity), offset: 0 });
+      for (const n of nodes) labels.set(n.id, n.label);
+    }
+    const sources: Source[] = rows.map((r) => ({ url: r.url, slug: r.slug, serial: r.serial || null, label: labels.get(r.id) ?? r.serial }));
+    if (sources.length === 0) throw new ValidationError({ id: 'the batch has no nodes left to print' });
+    return this.prepare(layout, sources, options, `Waymark labels — batch ${batch.label} (${batch.prefix})`, `${safeFilename(batch.prefix)}-labels-${layout.id}.pdf`);
+  }
+
+  /** One node's label (404 unknown node). */
+  nodePdf(orgId: string, slug: string, options: PrintOptions): PreparedPdf {
+    const layout = this.layout(options.layout);
+    const node = this.deps.nodes.toApi(this.deps.nodes.get(orgId, slug));
+    const source: Source = { url: node.url, slug: node.slug, serial: node.serial, label: node.label };
+    return this.prepare(layout, [source], options, `Waymark label — ${node.label} (${node.slug})`, `${node.slug}-label-${layout.id}.pdf`);
+  }
+
+  private prepare(layout: LabelLayoutT, sources: Source[], options: PrintOptions, title: string, filename: string): PreparedPdf {
+    const items: LabelItem[] = sources.map((s) => ({ text: printableUrl(s.url), caption: captionOf(s, options.caption) }));
+    const job: PdfJob = {
+      layout,
+      items,
+      captions: options.caption !== 'none',
+      cutMarks: options.cut_marks,
+      offsetX: options.offset_x,
+      offsetY: options.offset_y,
+      start: options.start,
+      title,
+      createdAt: new Date(this.deps.clock.now()),
+      font: this.deps.font,
+    };
+    const plan = planLabels(job);
+    return {
+      filename,
+      job,
+      plan,
+      labels: plan.length,
+      pages: plan[plan.length - 1]!.page + 1,
+      write: (out) => writeLabelsPdf(job, out, plan),
+      buffer: () => labelsPdfBuffer(job, plan),
+    };
+  }
+}
