@@ -18,6 +18,9 @@ import { KeysRepo } from './features/keys/repo.ts';
 import { keyRoutes } from './features/keys/routes.ts';
 import { KeyService } from './features/keys/service.ts';
 import { NodesRepo } from './features/nodes/repo.ts';
+import { defaultResourcesDir } from './features/printing/layouts.ts';
+import { printingRoutes } from './features/printing/routes.ts';
+import { PrintService, loadPrintResources } from './features/printing/service.ts';
 import { nodeRoutes } from './features/nodes/routes.ts';
 import { NodeService } from './features/nodes/service.ts';
 import { RulesRepo } from './features/rules/repo.ts';
@@ -89,7 +92,8 @@ function createServices(db: Database, clock: Clock, config: AppConfig) {
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator };
+  const print = new PrintService({ clock, batches, nodes, ...loadPrintResources(defaultResourcesDir()) });
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, print };
 }
 
 /**
@@ -102,7 +106,8 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
     ...ruleRoutes(services.rules),
-    ...batchRoutes(services.batches, services.generator),
+    ...batchRoutes(services.batches, services.generator, services.print),
+    ...printingRoutes(services.print),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
   ];
