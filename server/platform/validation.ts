@@ -14,7 +14,7 @@ export function issuesToDetails(issues: readonly z.core.$ZodIssue[], prefix = ''
   for (const issue of issues) {
     if (issue.code === 'unrecognized_keys') {
       for (const k of issue.keys) put([...issue.path, k], 'is not a known field');
-    } else if (issue.code === 'invalid_type' && issue.input === undefined) {
+    } else if (issue.code !== 'custom' && 'input' in issue && issue.input === undefined) {
       put(issue.path, 'is required');
     } else {
       put(issue.path, issue.message);
@@ -25,7 +25,8 @@ export function issuesToDetails(issues: readonly z.core.$ZodIssue[], prefix = ''
 
 /** Parses `value` with `schema` or throws a 422 ValidationError with dotted paths. */
 export function parseOrThrow<S extends z.ZodType>(schema: S, value: unknown, prefix = ''): z.infer<S> {
-  const result = schema.safeParse(value);
+  // reportInput lets a missing field ("is required") be told from a wrong one.
+  const result = schema.safeParse(value, { reportInput: true });
   if (!result.success) throw new ValidationError(issuesToDetails(result.error.issues, prefix));
   return result.data;
 }
