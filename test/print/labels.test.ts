@@ -19,15 +19,19 @@ const CROCKFORD = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
 
 /** Distinct slug-like scan URLs, as printableUrl makes them (upper case). */
 function urls(n: number, seed = 7): string[] {
-  let x = seed;
-  return Array.from({ length: n }, (_, i) => {
+  let x = seed * 0x9e3779b9;
+  const out = Array.from({ length: n }, () => {
     let slug = '';
     for (let k = 0; k < 8; k++) {
-      x = (x * 1103515245 + 12345 + i) % 2147483648;
-      slug += CROCKFORD[x % 32];
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      slug += CROCKFORD[(x >>> 0) % 32];
     }
     return `HTTPS://SCAN.WAYMARK.EXAMPLE/V/${slug}`;
   });
+  if (new Set(out).size !== n) throw new Error('test URLs must be distinct');
+  return out;
 }
 
 function job(layout: LabelLayoutT, texts: string[], extra: Partial<PdfJob> = {}): PdfJob {
