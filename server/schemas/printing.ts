@@ -120,6 +120,9 @@ export const ManifestPdfQuery = z.strictObject({ format: z.literal('pdf'), ...pr
 /** GET /v1/nodes/{slug}/label.pdf?… */
 export const LabelPdfQuery = z.strictObject(printOptionFields);
 
+/** GET /v1/layouts/{id}/calibration.pdf?offset_x&offset_y */
+export const CalibrationQuery = z.strictObject({ offset_x: offsetMm, offset_y: offsetMm });
+
 export interface PrintOptions {
   layout: string;
   caption: Caption;

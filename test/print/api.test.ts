@@ -135,9 +135,23 @@ describe('printing over HTTP', () => {
     expect(noKey.status).toBe(401);
   });
 
+  it('serves a calibration page per layout', async () => {
+    const res = await getPdf(server, '/layouts/avery-5160/calibration.pdf?offset_x=-1.25&offset_y=0.5');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/pdf');
+    expect(res.headers.get('content-disposition')).toBe('inline; filename="calibration-avery-5160.pdf"');
+    if (!skipRender) expect(renderPdf(res.bytes, 50)).toHaveLength(1);
+    expect((await getPdf(server, '/layouts/nope/calibration.pdf')).json).toEqual({ data: null, error: 'Not found' });
+    expect((await getPdf(server, '/layouts/avery-5160/calibration.pdf?offset_x=20')).json).toEqual({
+      data: null,
+      error: 'Validation failed',
+      details: { offset_x: 'must be at most 10' },
+    });
+  });
+
   it('documents the print routes in /v1/openapi.json', async () => {
     const doc = (await tick(server).api('GET', '/v1/openapi.json')).body;
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/layouts', '/nodes/{slug}/label.pdf', '/batches/{id}/manifest']));
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/layouts', '/layouts/{id}/calibration.pdf', '/nodes/{slug}/label.pdf', '/batches/{id}/manifest']));
     const manifest = doc.paths['/batches/{id}/manifest'].get;
     expect(manifest.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['format', 'layout', 'caption', 'cut_marks', 'offset_x', 'offset_y', 'start']));
     expect(Object.keys(manifest.responses['200'].content)).toContain('application/pdf');

@@ -1,8 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { defaultResourcesDir, labelsPerPage, loadLayouts } from '../../server/features/printing/layouts.ts';
-import { type LabelItem, LabelTooSmallError, type PdfJob, PT_PER_MM, labelsPdfBuffer, planLabels } from '../../server/features/printing/pdf.ts';
+import { defaultResourcesDir, labelsPerPage, loadLayouts, slotRect } from '../../server/features/printing/layouts.ts';
+import { type LabelItem, LabelTooSmallError, type PdfJob, PT_PER_MM, labelsPdfBuffer, planLabels, writeCalibrationPdf } from '../../server/features/printing/pdf.ts';
 import { QUIET_ZONE_MODULES } from '../../server/features/printing/qr.ts';
 import type { ValidationError } from '../../server/platform/errors.ts';
 import type { LabelLayoutT } from '../../server/schemas/printing.ts';
@@ -162,6 +163,40 @@ describe.skipIf(skip)('label sheets decode in reading order, each code inside it
     const pdf = await labelsPdfBuffer(j);
     const { pages } = checkSheet(j, pdf);
     expect(pages).toHaveLength(Math.ceil(500 / 30));
+  });
+});
+
+describe.skipIf(skip)('calibration page', () => {
+  async function calibration(layout: LabelLayoutT, offsetX = 0, offsetY = 0) {
+    const sink = new PassThrough();
+    const chunks: Buffer[] = [];
+    sink.on('data', (c: Buffer) => chunks.push(c));
+    await writeCalibrationPdf({ layout, offsetX, offsetY, createdAt: new Date(0), font }, sink);
+    return renderPdf(Buffer.concat(chunks), DPI);
+  }
+
+  it('outlines every label exactly and crosses its centre, shifted by the offsets', async () => {
+    const layout = layouts.find((l) => l.id === 'avery-l7160')!;
+    for (const [ox, oy] of [[0, 0], [1.5, -2]] as const) {
+      const [page] = await calibration(layout, ox, oy);
+      const k = DPI / 25.4;
+      for (const slot of [0, 4, 20]) {
+        const r = slotRect(layout, slot);
+        const px = mmToPx({ x: r.x + ox, y: r.y + oy, width: r.width, height: r.height }, DPI, page!);
+        const box = darkBox(page!, px)!;
+        // The outline runs along the label edge (within a pixel) …
+        expect(Math.abs(box.x0 - px.x0)).toBeLessThanOrEqual(1);
+        expect(Math.abs(box.y0 - px.y0)).toBeLessThanOrEqual(1);
+        expect(Math.abs(box.x1 - px.x1)).toBeLessThanOrEqual(1);
+        expect(Math.abs(box.y1 - px.y1)).toBeLessThanOrEqual(1);
+        // … and the cross is at its centre.
+        const cx = Math.round((r.x + ox + r.width / 2) * k);
+        const cy = Math.round((r.y + oy + r.height / 2) * k);
+        const dark = (x: number, y: number) => page!.data[y * page!.width + x]! < 128;
+        expect([-1, 0, 1].some((d) => dark(cx + 10, cy + d)) && [-1, 0, 1].some((d) => dark(cx + d, cy + 10))).toBe(true);
+        expect(dark(cx + 40, cy + 40)).toBe(false);
+      }
+    }
   });
 });
 

@@ -109,7 +109,7 @@ export function planLabels(job: Omit<PdfJob, 'font' | 'title' | 'createdAt'>): P
       throw new LabelTooSmallError(
         `Layout ${layout.id}: the ${layout.label.width} × ${layout.label.height} mm label is too small for the scan URL ${item.text}. ` +
           `Its QR code needs ${needs}, but the label leaves ${geometry.side.toFixed(1)} mm` +
-          `${job.captions ? ' beside the caption' : ''}. Choose a larger layout${job.captions ? ', caption=none' : ''} or a shorter scan base.`,
+          `${job.captions ? ' above the caption' : ''}. Choose a larger layout${job.captions ? ', caption=none' : ''} or a shorter scan base.`,
       );
     }
     const { page, slot } = spots[index]!;
@@ -264,4 +264,72 @@ export async function labelsPdfBuffer(job: PdfJob, plan: PlannedLabel[] = planLa
   sink.on('data', (c: Buffer) => chunks.push(c));
   await writeLabelsPdf(job, sink, plan);
   return Buffer.concat(chunks);
+}
+
+export interface CalibrationJob {
+  layout: LabelLayoutT;
+  offsetX: number;
+  offsetY: number;
+  createdAt: Date;
+  font: Buffer;
+}
+
+const CROSSHAIR_MM = 3;
+const SCALE_BAR_MM = 50;
+
+/**
+ * A calibration page: every label's outline, a cross at each label's centre and its number,
+ * plus (where the top margin has room) a 50 mm bar to check the printer does not scale. Printed
+ * on plain paper and held over a label sheet against the light, it shows at once how far off
+ * the printer is.
+ */
+export async function writeCalibrationPdf(job: CalibrationJob, out: Writable): Promise<void> {
+  const { layout } = job;
+  const doc = new PDFDocument({
+    autoFirstPage: false,
+    compress: true,
+    info: { Title: `Waymark calibration — ${layout.id}`, Creator: 'Waymark', Producer: 'Waymark (pdfkit)', CreationDate: job.createdAt, ModDate: job.createdAt },
+  });
+  const done = finished(out);
+  doc.pipe(out);
+  doc.registerFont('caption', job.font);
+  doc.font('caption');
+  doc.addPage({ size: [pt(layout.page.width), pt(layout.page.height)], margin: 0 });
+  doc.save();
+  doc.translate(pt(job.offsetX), pt(job.offsetY));
+  doc.lineWidth(pt(0.15)).strokeColor('#000000').fillColor('#000000');
+  const perPage = labelsPerPage(layout);
+  const numberSize = Math.min(8, pt(Math.min(layout.label.width, layout.label.height)) / 6);
+  for (let slot = 0; slot < perPage; slot++) {
+    const r = slotRect(layout, slot);
+    // The outline sits just inside the label, so it never runs into a neighbour.
+    const inset = 0.075;
+    doc.rect(pt(r.x + inset), pt(r.y + inset), pt(r.width - 2 * inset), pt(r.height - 2 * inset));
+    const cx = r.x + r.width / 2;
+    const cy = r.y + r.height / 2;
+    doc.moveTo(pt(cx - CROSSHAIR_MM), pt(cy)).lineTo(pt(cx + CROSSHAIR_MM), pt(cy));
+    doc.moveTo(pt(cx), pt(cy - CROSSHAIR_MM)).lineTo(pt(cx), pt(cy + CROSSHAIR_MM));
+    doc.stroke();
+    if (perPage > 1) {
+      doc.fontSize(numberSize);
+      doc.text(String(slot + 1), pt(r.x + 1), pt(r.y + 0.8), { lineBreak: false });
+    }
+  }
+  if (layout.margin.top >= 10 && layout.page.width >= SCALE_BAR_MM + 20) {
+    doc.fontSize(7);
+    doc.text(
+      `Waymark calibration · ${layout.id} · offset x ${job.offsetX} mm, y ${job.offsetY} mm · the bar below must measure ${SCALE_BAR_MM} mm`,
+      pt(layout.margin.left + 1),
+      pt(2),
+      { lineBreak: false },
+    );
+    const y = Math.min(layout.margin.top - 3, 8);
+    const x0 = layout.margin.left + 1;
+    doc.moveTo(pt(x0), pt(y)).lineTo(pt(x0 + SCALE_BAR_MM), pt(y));
+    for (let k = 0; k <= SCALE_BAR_MM; k += 10) doc.moveTo(pt(x0 + k), pt(y - 1)).lineTo(pt(x0 + k), pt(y + 1));
+    doc.stroke();
+  }
+  doc.restore();
+  doc.end();
+  await done;
 }

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineRoute } from '../../http/route.ts';
 import { parseOrThrow } from '../../platform/validation.ts';
 import { SlugParams } from '../../schemas/nodes.ts';
-import { LabelPdfQuery, LayoutInfo, ManifestPdfQuery } from '../../schemas/printing.ts';
+import { CalibrationQuery, LabelPdfQuery, LayoutInfo, ManifestPdfQuery } from '../../schemas/printing.ts';
 import type { PreparedPdf, PrintService } from './service.ts';
 
 export const PDF_CONTENT = { 'application/pdf': { schema: z.string().meta({ description: 'A PDF document' }) } };
@@ -56,6 +56,16 @@ export function printingRoutes(print: PrintService) {
         const layouts = print.listLayouts();
         return { data: layouts, total: layouts.length };
       },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/layouts/{id}/calibration.pdf',
+      summary: 'A calibration page for a layout: label outlines and centre crosses, to measure printer offsets',
+      tags: ['Printing'],
+      params: z.object({ id: z.string() }),
+      query: CalibrationQuery,
+      responses: { 200: { description: 'The calibration page', content: PDF_CONTENT } },
+      handler: ({ params, query, res }) => sendPdf(res, print.calibrationPdf(params.id, query), false),
     }),
     defineRoute({
       method: 'get',

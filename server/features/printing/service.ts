@@ -1,13 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { Writable } from 'node:stream';
+import { PassThrough, type Writable } from 'node:stream';
 import type { Clock } from '../../platform/clock.ts';
-import { ValidationError } from '../../platform/errors.ts';
+import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import type { Caption, LabelLayoutT, LayoutInfoT, PrintOptions } from '../../schemas/printing.ts';
 import type { BatchService } from '../batches/service.ts';
 import type { NodeService } from '../nodes/service.ts';
 import { layoutInfo, loadLayouts } from './layouts.ts';
-import { type LabelItem, type PdfJob, type PlannedLabel, labelsPdfBuffer, planLabels, writeLabelsPdf } from './pdf.ts';
+import { type LabelItem, type PdfJob, labelsPdfBuffer, planLabels, writeCalibrationPdf, writeLabelsPdf } from './pdf.ts';
 import { printableUrl } from './qr.ts';
 
 export const CAPTION_FONT_FILE = 'DejaVuSansMono.ttf';
@@ -32,8 +32,6 @@ export function loadPrintResources(resourcesDir: string): { layouts: LabelLayout
 /** A checked print job: refused jobs throw before a byte of the response is written. */
 export interface PreparedPdf {
   filename: string;
-  job: PdfJob;
-  plan: PlannedLabel[];
   labels: number;
   pages: number;
   write(out: Writable): Promise<void>;
@@ -58,6 +56,14 @@ function captionOf(source: Source, caption: Caption): string {
     case 'none':
       return '';
   }
+}
+
+async function collect(write: (out: Writable) => Promise<void>): Promise<Buffer> {
+  const sink = new PassThrough();
+  const chunks: Buffer[] = [];
+  sink.on('data', (c: Buffer) => chunks.push(c));
+  await write(sink);
+  return Buffer.concat(chunks);
 }
 
 function safeFilename(s: string): string {
@@ -105,6 +111,21 @@ export class PrintService {
     return this.prepare(layout, [source], options, `Waymark label — ${node.label} (${node.slug})`, `${node.slug}-label-${layout.id}.pdf`);
   }
 
+  /** A calibration page for `layoutId`: label outlines and centre crosses, no codes. */
+  calibrationPdf(layoutId: string, offsets: { offset_x: number; offset_y: number }): PreparedPdf {
+    const layout = this.byId.get(layoutId);
+    if (!layout) throw new NotFoundError();
+    const job = { layout, offsetX: offsets.offset_x, offsetY: offsets.offset_y, createdAt: new Date(this.deps.clock.now()), font: this.deps.font };
+    const write = (out: Writable) => writeCalibrationPdf(job, out);
+    return {
+      filename: `calibration-${layout.id}.pdf`,
+      labels: 0,
+      pages: 1,
+      write,
+      buffer: () => collect(write),
+    };
+  }
+
   private prepare(layout: LabelLayoutT, sources: Source[], options: PrintOptions, title: string, filename: string): PreparedPdf {
     const items: LabelItem[] = sources.map((s) => ({ text: printableUrl(s.url), caption: captionOf(s, options.caption) }));
     const job: PdfJob = {
@@ -122,8 +143,6 @@ export class PrintService {
     const plan = planLabels(job);
     return {
       filename,
-      job,
-      plan,
       labels: plan.length,
       pages: plan[plan.length - 1]!.page + 1,
       write: (out) => writeLabelsPdf(job, out, plan),
