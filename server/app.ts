@@ -46,6 +46,8 @@ export interface CreateAppOptions {
   clock: Clock;
   config: AppConfig;
   logger?: Logger;
+  /** Label layouts and the caption font (default: the repository's resources/; Electron passes its own). */
+  resourcesDir?: string;
 }
 
 /** A background worker the app starts and stops with itself. */
@@ -68,7 +70,7 @@ export interface App {
   routes: readonly AnyRouteSpec[];
 }
 
-function createServices(db: Database, clock: Clock, config: AppConfig) {
+function createServices(db: Database, clock: Clock, config: AppConfig, resourcesDir = defaultResourcesDir()) {
   const outbox = new Outbox(db, clock);
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
@@ -92,7 +94,7 @@ function createServices(db: Database, clock: Clock, config: AppConfig) {
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
-  const print = new PrintService({ clock, batches, nodes, ...loadPrintResources(defaultResourcesDir()) });
+  const print = new PrintService({ clock, batches, nodes, ...loadPrintResources(resourcesDir) });
   return { outbox, slugs, nodes, templates, rules, batches, keys, generator, print };
 }
 
@@ -100,8 +102,8 @@ function createServices(db: Database, clock: Clock, config: AppConfig) {
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ db, clock, config, logger = consoleLogger }: CreateAppOptions): App {
-  const services = createServices(db, clock, config);
+export function createApp({ db, clock, config, logger = consoleLogger, resourcesDir }: CreateAppOptions): App {
+  const services = createServices(db, clock, config, resourcesDir);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
