@@ -91,6 +91,25 @@ describe('printing over HTTP', () => {
     expect(decodeAll(crops)).toEqual(urls.map((u) => [u.toUpperCase()]));
   });
 
+  it('survives a client that hangs up in the middle of a PDF', async () => {
+    const big = await tick(server).api('POST', '/batches', { label: 'Big', prefix: 'BIG', quantity: 500, function_type: 'redirect' });
+    await waitReady(server, big.body.data.id);
+    const aborter = new AbortController();
+    tick(server);
+    const res = await fetch(`${server.url}/v1/batches/${big.body.data.id}/manifest?format=pdf&layout=roll-25x25`, {
+      headers: { authorization: `Bearer ${server.apiKey}` },
+      signal: aborter.signal,
+    });
+    expect(res.status).toBe(200);
+    await res.body!.getReader().read(); // the first bytes are out: the server is mid-stream
+    aborter.abort();
+    // The server keeps serving (an unhandled stream error would have ended the process).
+    const again = await getPdf(server, `/batches/${big.body.data.id}/manifest?format=pdf&layout=avery-l7160`);
+    expect(again.status).toBe(200);
+    expect(again.headers.get('x-label-count')).toBe('500');
+    expect(again.bytes.subarray(-6).toString()).toContain('%%EOF');
+  });
+
   it('refuses bad print options with 422 and details', async () => {
     const cases: [string, Record<string, string>][] = [
       ['layout=nope', { layout: 'unknown layout; one of: a4-grid-40, avery-5160, avery-l7160, roll-25x25, roll-50x50' }],

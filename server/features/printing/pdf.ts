@@ -220,6 +220,16 @@ function drawCutMarks(doc: PDFKit.PDFDocument, layout: LabelLayoutT): void {
 }
 
 /**
+ * `finished(out)` rejects as soon as a client goes away, possibly while pages are still being
+ * drawn and before anyone awaits it: mark it handled now (an unhandled rejection would end the
+ * process) and let the caller see the error when it awaits.
+ */
+function observed<T>(p: Promise<T>): Promise<T> {
+  p.catch(() => undefined);
+  return p;
+}
+
+/**
  * Writes the label PDF to `out`, one page at a time (pdfkit flushes each finished page), yielding
  * to the event loop between pages so a 500-label batch never stalls scans served by the same
  * process. Validation happens first: nothing is written when the job is refused. Pass the `plan`
@@ -232,7 +242,7 @@ export async function writeLabelsPdf(job: PdfJob, out: Writable, plan: PlannedLa
     compress: true,
     info: { Title: job.title, Creator: 'Waymark', Producer: 'Waymark (pdfkit)', CreationDate: job.createdAt, ModDate: job.createdAt },
   });
-  const done = finished(out);
+  const done = observed(finished(out));
   doc.pipe(out);
   doc.registerFont('caption', job.font);
   doc.font('caption');
@@ -241,6 +251,7 @@ export async function writeLabelsPdf(job: PdfJob, out: Writable, plan: PlannedLa
   let i = 0;
   for (let page = 0; page < pages; page++) {
     if (page > 0) await new Promise((resolve) => setImmediate(resolve));
+    if (out.destroyed) break; // the client went away: stop drawing, `done` reports it
     doc.addPage({ size, margin: 0 });
     doc.save();
     doc.translate(pt(job.offsetX), pt(job.offsetY));
@@ -290,7 +301,7 @@ export async function writeCalibrationPdf(job: CalibrationJob, out: Writable): P
     compress: true,
     info: { Title: `Waymark calibration — ${layout.id}`, Creator: 'Waymark', Producer: 'Waymark (pdfkit)', CreationDate: job.createdAt, ModDate: job.createdAt },
   });
-  const done = finished(out);
+  const done = observed(finished(out));
   doc.pipe(out);
   doc.registerFont('caption', job.font);
   doc.font('caption');
