@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -119,6 +120,18 @@ describe.skipIf(skip)('label sheets decode in reading order, each code inside it
     const below = mmToPx(captioned.captionBox!, DPI, withCaption);
     expect(darkBox(withCaption, below)).not.toBeNull();
     expect(decodeAll([withCaption, without])).toEqual([texts, texts]);
+  });
+
+  it('captions are real text in the embedded DejaVu Sans Mono subset, in label order', async () => {
+    const layout = layouts.find((l) => l.id === 'avery-l7160')!;
+    const j = job(layout, urls(25));
+    const pdf = await labelsPdfBuffer(j);
+    const raw = pdf.toString('latin1');
+    expect(raw).toMatch(/\/BaseFont \/[A-Z]{6}\+DejaVuSansMono/);
+    expect(raw).toContain('/FontFile2'); // the TrueType program is inside the PDF
+    expect(raw).not.toMatch(/\/BaseFont \/(Helvetica|Courier|Times)/);
+    const text = spawnSync('pdftotext', ['-layout', '-', '-'], { input: pdf, encoding: 'utf8' }).stdout;
+    expect(text.split(/\s+/).filter(Boolean)).toEqual(j.items.map((it) => it.caption));
   });
 
   it('start skips the used labels of a half-used sheet', async () => {
