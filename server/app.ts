@@ -20,6 +20,7 @@ import { KeyService } from './features/keys/service.ts';
 import { NodesRepo } from './features/nodes/repo.ts';
 import { defaultResourcesDir } from './features/printing/layouts.ts';
 import { printingRoutes } from './features/printing/routes.ts';
+import { PrintersRepo } from './features/printing/repo.ts';
 import { PrintService, loadPrintResources } from './features/printing/service.ts';
 import { nodeRoutes } from './features/nodes/routes.ts';
 import { NodeService } from './features/nodes/service.ts';
@@ -94,7 +95,7 @@ function createServices(db: Database, clock: Clock, config: AppConfig, resources
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
-  const print = new PrintService({ clock, batches, nodes, ...loadPrintResources(resourcesDir) });
+  const print = new PrintService({ clock, batches, nodes, printers: new PrintersRepo(db), ...loadPrintResources(resourcesDir) });
   return { outbox, slugs, nodes, templates, rules, batches, keys, generator, print };
 }
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { oneOf } from './common.ts';
+import { oneOf, pagination, text, timestamp } from './common.ts';
 
 /**
  * Label layouts are data (resources/layouts/*.json), validated with this schema when the
@@ -75,15 +75,23 @@ export type Caption = (typeof CAPTIONS)[number];
 export const DEFAULT_LAYOUT_ID = 'avery-l7160';
 export const MAX_OFFSET_MM = 10;
 
+const offsetRange = z
+  .number({ error: 'must be a number of millimetres' })
+  .min(-MAX_OFFSET_MM, `must be at least -${MAX_OFFSET_MM}`)
+  .max(MAX_OFFSET_MM, `must be at most ${MAX_OFFSET_MM}`);
+
 /** A decimal query value in millimetres (arrives as a string). */
 const offsetMm = z
   .string()
   .regex(/^[+-]?(\d+(\.\d*)?|\.\d+)$/, 'must be a number of millimetres, e.g. -0.5')
   .transform(Number)
-  .pipe(z.number().min(-MAX_OFFSET_MM, `must be at least -${MAX_OFFSET_MM}`).max(MAX_OFFSET_MM, `must be at most ${MAX_OFFSET_MM}`))
+  .pipe(offsetRange)
   .optional()
-  .transform((v) => v ?? 0)
-  .meta({ description: `Calibration offset in mm (−${MAX_OFFSET_MM}…${MAX_OFFSET_MM}); positive moves the print right / down.` });
+  .meta({
+    description: `Calibration offset in mm (−${MAX_OFFSET_MM}…${MAX_OFFSET_MM}); positive moves the print right / down. Default: the printer profile's, else 0.`,
+  });
+
+const layoutId = z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be a layout id from GET /v1/layouts');
 
 const booleanFlag = z
   .enum(['true', 'false', '1', '0'], { error: () => 'must be true or false' })
@@ -92,12 +100,14 @@ const booleanFlag = z
 
 /** The print options shared by the batch sheet and the single label. */
 export const printOptionFields = {
-  layout: z
-    .string()
-    .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be a layout id from GET /v1/layouts')
+  layout: layoutId
     .optional()
-    .transform((v) => v ?? DEFAULT_LAYOUT_ID)
-    .meta({ description: `Layout id from GET /v1/layouts (default ${DEFAULT_LAYOUT_ID}).` }),
+    .meta({ description: `Layout id from GET /v1/layouts (default: the printer profile's layout, else ${DEFAULT_LAYOUT_ID}).` }),
+  printer: z
+    .string()
+    .max(100)
+    .optional()
+    .meta({ description: 'A printer profile id (GET /v1/printers): its offsets and layout apply unless given here.' }),
   caption: oneOf(CAPTIONS)
     .optional()
     .transform((v) => v ?? 'serial')
@@ -120,9 +130,21 @@ export const ManifestPdfQuery = z.strictObject({ format: z.literal('pdf'), ...pr
 /** GET /v1/nodes/{slug}/label.pdf?… */
 export const LabelPdfQuery = z.strictObject(printOptionFields);
 
-/** GET /v1/layouts/{id}/calibration.pdf?offset_x&offset_y */
-export const CalibrationQuery = z.strictObject({ offset_x: offsetMm, offset_y: offsetMm });
+/** GET /v1/layouts/{id}/calibration.pdf?offset_x&offset_y&printer */
+export const CalibrationQuery = z.strictObject({ offset_x: offsetMm, offset_y: offsetMm, printer: printOptionFields.printer });
 
+/** Print options as the request gave them; the service fills the gaps from the printer profile. */
+export interface PrintQuery {
+  layout?: string | undefined;
+  printer?: string | undefined;
+  caption: Caption;
+  cut_marks: boolean;
+  offset_x?: number | undefined;
+  offset_y?: number | undefined;
+  start: number;
+}
+
+/** Print options once resolved. */
 export interface PrintOptions {
   layout: string;
   caption: Caption;
@@ -131,3 +153,37 @@ export interface PrintOptions {
   offset_y: number;
   start: number;
 }
+
+/** A printer (and paper tray) with its calibration: offsets every print on it should use. */
+export const Printer = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    layout: z.string().nullable().meta({ description: 'The layout usually loaded in this printer (null: none).' }),
+    offset_x: z.number().meta({ description: 'mm; + moves the print right' }),
+    offset_y: z.number().meta({ description: 'mm; + moves the print down' }),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Printer' });
+export type PrinterT = z.infer<typeof Printer>;
+
+export const CreatePrinterBody = z
+  .strictObject({
+    name: text(100),
+    layout: layoutId.nullable().optional(),
+    offset_x: offsetRange.optional(),
+    offset_y: offsetRange.optional(),
+  })
+  .meta({ id: 'CreatePrinterBody' });
+
+export const UpdatePrinterBody = z
+  .strictObject({
+    name: text(100).optional(),
+    layout: layoutId.nullable().optional(),
+    offset_x: offsetRange.optional(),
+    offset_y: offsetRange.optional(),
+  })
+  .meta({ id: 'UpdatePrinterBody' });
+
+export const ListPrintersQuery = z.strictObject({ ...pagination });

@@ -23,6 +23,16 @@ async function getPdf(server: TestServer, path: string) {
   return { status: res.status, headers: res.headers, bytes, json: res.headers.get('content-type')?.includes('json') ? JSON.parse(bytes.toString()) : undefined };
 }
 
+/** The PDF without its creation dates and file id (the clock moves between requests). */
+function sameContent(a: Buffer, b: Buffer): boolean {
+  const strip = (x: Buffer) =>
+    x
+      .toString('latin1')
+      .replace(/\(D:\d{14}Z\)/g, '')
+      .replace(/\/ID \[[^\]]*\]/, '');
+  return strip(a) === strip(b);
+}
+
 async function waitReady(server: TestServer, id: string) {
   for (let i = 0; i < 200; i++) {
     const b = await tick(server).api('GET', `/batches/${id}`);
@@ -168,11 +178,58 @@ describe('printing over HTTP', () => {
     });
   });
 
+  it('keeps printer profiles and prints with their offsets and layout', async () => {
+    const created = await tick(server).api('POST', '/printers', { name: 'Office laser, tray 2', layout: 'a4-grid-40', offset_x: 1.5, offset_y: -2 });
+    expect(created.status).toBe(201);
+    const printer = created.body.data;
+    expect(printer).toMatchObject({ name: 'Office laser, tray 2', layout: 'a4-grid-40', offset_x: 1.5, offset_y: -2 });
+    expect(Object.keys(printer).sort()).toEqual(['created_at', 'id', 'layout', 'name', 'offset_x', 'offset_y', 'updated_at']);
+    expect((await tick(server).api('GET', `/printers/${printer.id}`)).body.data).toEqual(printer);
+    const list = await tick(server).api('GET', '/printers');
+    expect(list.body.total).toBe(1);
+
+    // Printing with the profile: its layout and offsets apply …
+    const node = await tick(server).api('POST', '/nodes', { label: 'Valve', function_type: 'redirect', payload: { url: 'https://example.com' } });
+    const { slug, url } = node.body.data;
+    const withPrinter = await getPdf(server, `/nodes/${slug}/label.pdf?printer=${printer.id}&caption=none`);
+    expect(withPrinter.status).toBe(200);
+    expect(withPrinter.headers.get('content-disposition')).toContain('-label-a4-grid-40.pdf');
+    // … and give the same PDF as the explicit options.
+    const explicit = await getPdf(server, `/nodes/${slug}/label.pdf?layout=a4-grid-40&offset_x=1.5&offset_y=-2&caption=none`);
+    expect(sameContent(withPrinter.bytes, explicit.bytes)).toBe(true);
+    const unshifted = await getPdf(server, `/nodes/${slug}/label.pdf?layout=a4-grid-40&caption=none`);
+    expect(sameContent(withPrinter.bytes, unshifted.bytes)).toBe(false);
+    if (!skipRender) {
+      const [page] = renderPdf(withPrinter.bytes, DPI);
+      const first = (await tick(server).api('GET', '/layouts')).body.data.find((l: { id: string }) => l.id === 'a4-grid-40').slots[0];
+      const shifted = { ...first, x: first.x + 1.5, y: first.y - 2 };
+      expect(decodeAll([crop(page!, mmToPx(shifted, DPI, page!))])).toEqual([[url.toUpperCase()]]);
+    }
+    // Request values win over the profile.
+    const override = await getPdf(server, `/nodes/${slug}/label.pdf?printer=${printer.id}&layout=a4-grid-40&offset_x=0&offset_y=0&caption=none`);
+    expect(sameContent(override.bytes, unshifted.bytes)).toBe(true);
+
+    const patched = await tick(server).api('PATCH', `/printers/${printer.id}`, { offset_x: 0.25, layout: null });
+    expect(patched.body.data).toMatchObject({ offset_x: 0.25, offset_y: -2, layout: null });
+    expect((await tick(server).api('PATCH', `/printers/${printer.id}`, { layout: 'nope' })).body).toEqual({
+      data: null,
+      error: 'Validation failed',
+      details: { layout: 'unknown layout; one of: a4-grid-40, avery-5160, avery-l7160, roll-25x25, roll-50x50' },
+    });
+    expect((await tick(server).api('POST', '/printers', { name: 'x', offset_x: 12, colour: 1 })).body.details).toEqual({
+      offset_x: 'must be at most 10',
+      colour: 'is not a known field',
+    });
+    expect((await getPdf(server, `/nodes/${slug}/label.pdf?printer=nope`)).json).toEqual({ data: null, error: 'Validation failed', details: { printer: 'Printer not found' } });
+    expect((await tick(server).api('DELETE', `/printers/${printer.id}`)).body).toEqual({ data: { deleted: true, id: printer.id } });
+    expect((await tick(server).api('GET', `/printers/${printer.id}`)).body).toEqual({ data: null, error: 'Not found' });
+  });
+
   it('documents the print routes in /v1/openapi.json', async () => {
     const doc = (await tick(server).api('GET', '/v1/openapi.json')).body;
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/layouts', '/layouts/{id}/calibration.pdf', '/nodes/{slug}/label.pdf', '/batches/{id}/manifest']));
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/layouts', '/layouts/{id}/calibration.pdf', '/nodes/{slug}/label.pdf', '/batches/{id}/manifest', '/printers', '/printers/{id}']));
     const manifest = doc.paths['/batches/{id}/manifest'].get;
-    expect(manifest.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['format', 'layout', 'caption', 'cut_marks', 'offset_x', 'offset_y', 'start']));
+    expect(manifest.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(['format', 'layout', 'printer', 'caption', 'cut_marks', 'offset_x', 'offset_y', 'start']));
     expect(Object.keys(manifest.responses['200'].content)).toContain('application/pdf');
   });
 });

@@ -3,7 +3,8 @@ import { z } from 'zod';
 import { defineRoute } from '../../http/route.ts';
 import { parseOrThrow } from '../../platform/validation.ts';
 import { SlugParams } from '../../schemas/nodes.ts';
-import { CalibrationQuery, LabelPdfQuery, LayoutInfo, ManifestPdfQuery } from '../../schemas/printing.ts';
+import { Deleted } from '../../schemas/common.ts';
+import { CalibrationQuery, CreatePrinterBody, LabelPdfQuery, LayoutInfo, ListPrintersQuery, ManifestPdfQuery, Printer, UpdatePrinterBody } from '../../schemas/printing.ts';
 import type { PreparedPdf, PrintService } from './service.ts';
 
 export const PDF_CONTENT = { 'application/pdf': { schema: z.string().meta({ description: 'A PDF document' }) } };
@@ -43,6 +44,8 @@ export async function sendManifestPdf(print: PrintService, ctx: { req: Request; 
 /** The print options of the manifest route, all optional, for its OpenAPI description. */
 export const ManifestPrintQueryDoc = LabelPdfQuery.partial();
 
+const PrinterParams = z.object({ id: z.string() });
+
 export function printingRoutes(print: PrintService) {
   return [
     defineRoute({
@@ -64,8 +67,8 @@ export function printingRoutes(print: PrintService) {
       tags: ['Printing'],
       params: z.object({ id: z.string() }),
       query: CalibrationQuery,
-      responses: { 200: { description: 'The calibration page', content: PDF_CONTENT } },
-      handler: ({ params, query, res }) => sendPdf(res, print.calibrationPdf(params.id, query), false),
+      responses: { 200: { description: 'The calibration page', content: PDF_CONTENT }, 404: { description: 'Not found (unknown layout)' } },
+      handler: ({ params, query, auth, res }) => sendPdf(res, print.calibrationPdf(auth.orgId, params.id, query), false),
     }),
     defineRoute({
       method: 'get',
@@ -79,6 +82,58 @@ export function printingRoutes(print: PrintService) {
         404: { description: 'Node not found' },
       },
       handler: ({ params, query, auth, res }) => sendPdf(res, print.nodePdf(auth.orgId, params.slug, query), false),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/printers',
+      summary: 'Save a printer profile (its calibration offsets and usual layout)',
+      tags: ['Printing'],
+      body: CreatePrinterBody,
+      responses: { 201: { description: 'Created', schema: Printer } },
+      handler: ({ body, auth }) => ({ status: 201, data: print.toApiPrinter(print.createPrinter(auth.orgId, body)) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/printers',
+      summary: 'List printer profiles (newest first)',
+      tags: ['Printing'],
+      query: ListPrintersQuery,
+      responses: { 200: { description: 'Printer profiles', schema: Printer, list: true } },
+      handler: ({ query, auth }) => {
+        const { rows, total } = print.listPrinters(auth.orgId, query.limit, query.offset);
+        return { data: rows.map((r) => print.toApiPrinter(r)), total };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/printers/{id}',
+      summary: 'Get a printer profile',
+      tags: ['Printing'],
+      params: PrinterParams,
+      responses: { 200: { description: 'The printer profile', schema: Printer }, 404: { description: 'Not found' } },
+      handler: ({ params, auth }) => ({ data: print.toApiPrinter(print.getPrinter(auth.orgId, params.id)) }),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/printers/{id}',
+      summary: 'Update a printer profile (e.g. after calibrating)',
+      tags: ['Printing'],
+      params: PrinterParams,
+      body: UpdatePrinterBody,
+      responses: { 200: { description: 'Updated', schema: Printer }, 404: { description: 'Not found' } },
+      handler: ({ params, body, auth }) => ({ data: print.toApiPrinter(print.updatePrinter(auth.orgId, params.id, body)) }),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/printers/{id}',
+      summary: 'Delete a printer profile',
+      tags: ['Printing'],
+      params: PrinterParams,
+      responses: { 200: { description: 'Deleted', schema: Deleted.extend({ id: z.string() }) }, 404: { description: 'Not found' } },
+      handler: ({ params, auth }) => {
+        print.removePrinter(auth.orgId, params.id);
+        return { data: { deleted: true, id: params.id } };
+      },
     }),
   ];
 }

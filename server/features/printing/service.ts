@@ -3,12 +3,14 @@ import { join } from 'node:path';
 import { PassThrough, type Writable } from 'node:stream';
 import type { Clock } from '../../platform/clock.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
-import type { Caption, LabelLayoutT, LayoutInfoT, PrintOptions } from '../../schemas/printing.ts';
+import { newId } from '../../platform/ids.ts';
+import { type Caption, DEFAULT_LAYOUT_ID, type LabelLayoutT, type LayoutInfoT, type PrintOptions, type PrintQuery, type PrinterT } from '../../schemas/printing.ts';
 import type { BatchService } from '../batches/service.ts';
 import type { NodeService } from '../nodes/service.ts';
 import { layoutInfo, loadLayouts } from './layouts.ts';
 import { type LabelItem, type PdfJob, labelsPdfBuffer, planLabels, writeCalibrationPdf, writeLabelsPdf } from './pdf.ts';
 import { printableUrl } from './qr.ts';
+import type { PrinterRow, PrintersRepo } from './repo.ts';
 
 export const CAPTION_FONT_FILE = 'DejaVuSansMono.ttf';
 
@@ -16,6 +18,7 @@ export interface PrintServiceDeps {
   clock: Clock;
   batches: BatchService;
   nodes: NodeService;
+  printers: PrintersRepo;
   layouts: readonly LabelLayoutT[];
   /** TTF bytes of the caption font (embedded, subset, in every PDF). */
   font: Buffer;
@@ -89,9 +92,82 @@ export class PrintService {
     return layout;
   }
 
+  // ---- printer profiles -------------------------------------------------------------------
+
+  toApiPrinter(row: PrinterRow): PrinterT {
+    const { org_id: _org, ...rest } = row;
+    return rest;
+  }
+
+  createPrinter(orgId: string, input: { name: string; layout?: string | null | undefined; offset_x?: number | undefined; offset_y?: number | undefined }): PrinterRow {
+    if (input.layout) this.layout(input.layout);
+    const now = new Date(this.deps.clock.now()).toISOString();
+    const row: PrinterRow = {
+      id: newId(),
+      org_id: orgId,
+      name: input.name,
+      layout: input.layout ?? null,
+      offset_x: input.offset_x ?? 0,
+      offset_y: input.offset_y ?? 0,
+      created_at: now,
+      updated_at: now,
+    };
+    this.deps.printers.insert(row);
+    return row;
+  }
+
+  getPrinter(orgId: string, id: string): PrinterRow {
+    const row = this.deps.printers.get(orgId, id);
+    if (!row) throw new NotFoundError();
+    return row;
+  }
+
+  listPrinters(orgId: string, limit: number, offset: number) {
+    return this.deps.printers.list(orgId, limit, offset);
+  }
+
+  updatePrinter(orgId: string, id: string, input: { name?: string | undefined; layout?: string | null | undefined; offset_x?: number | undefined; offset_y?: number | undefined }): PrinterRow {
+    const row = this.getPrinter(orgId, id);
+    if (input.layout) this.layout(input.layout);
+    const next: PrinterRow = {
+      ...row,
+      name: input.name ?? row.name,
+      layout: input.layout === undefined ? row.layout : input.layout,
+      offset_x: input.offset_x ?? row.offset_x,
+      offset_y: input.offset_y ?? row.offset_y,
+      updated_at: new Date(this.deps.clock.now()).toISOString(),
+    };
+    this.deps.printers.update(next);
+    return next;
+  }
+
+  removePrinter(orgId: string, id: string): void {
+    if (!this.deps.printers.delete(orgId, id)) throw new NotFoundError();
+  }
+
+  /** Fills what the request left out from the printer profile, then the defaults. */
+  resolve(orgId: string, query: PrintQuery): { layout: LabelLayoutT; options: PrintOptions } {
+    let printer: PrinterRow | undefined;
+    if (query.printer !== undefined) {
+      printer = this.deps.printers.get(orgId, query.printer);
+      if (!printer) throw new ValidationError({ printer: 'Printer not found' });
+    }
+    const options: PrintOptions = {
+      layout: query.layout ?? printer?.layout ?? DEFAULT_LAYOUT_ID,
+      caption: query.caption,
+      cut_marks: query.cut_marks,
+      offset_x: query.offset_x ?? printer?.offset_x ?? 0,
+      offset_y: query.offset_y ?? printer?.offset_y ?? 0,
+      start: query.start,
+    };
+    return { layout: this.layout(options.layout), options };
+  }
+
+  // ---- PDFs ---------------------------------------------------------------------------------
+
   /** The print sheet of a batch, in serial order (404 unknown batch, 409 manifest not ready). */
-  batchPdf(orgId: string, batchId: string, options: PrintOptions): PreparedPdf {
-    const layout = this.layout(options.layout);
+  batchPdf(orgId: string, batchId: string, query: PrintQuery): PreparedPdf {
+    const { layout, options } = this.resolve(orgId, query);
     const { batch, nodes: rows } = this.deps.batches.manifest(orgId, batchId);
     const labels = new Map<string, string>();
     if (options.caption === 'label') {
@@ -104,18 +180,19 @@ export class PrintService {
   }
 
   /** One node's label (404 unknown node). */
-  nodePdf(orgId: string, slug: string, options: PrintOptions): PreparedPdf {
-    const layout = this.layout(options.layout);
+  nodePdf(orgId: string, slug: string, query: PrintQuery): PreparedPdf {
+    const { layout, options } = this.resolve(orgId, query);
     const node = this.deps.nodes.toApi(this.deps.nodes.get(orgId, slug));
     const source: Source = { url: node.url, slug: node.slug, serial: node.serial, label: node.label };
     return this.prepare(layout, [source], options, `Waymark label — ${node.label} (${node.slug})`, `${node.slug}-label-${layout.id}.pdf`);
   }
 
   /** A calibration page for `layoutId`: label outlines and centre crosses, no codes. */
-  calibrationPdf(layoutId: string, offsets: { offset_x: number; offset_y: number }): PreparedPdf {
+  calibrationPdf(orgId: string, layoutId: string, query: { offset_x?: number | undefined; offset_y?: number | undefined; printer?: string | undefined }): PreparedPdf {
     const layout = this.byId.get(layoutId);
     if (!layout) throw new NotFoundError();
-    const job = { layout, offsetX: offsets.offset_x, offsetY: offsets.offset_y, createdAt: new Date(this.deps.clock.now()), font: this.deps.font };
+    const { options } = this.resolve(orgId, { ...query, layout: layout.id, caption: 'none', cut_marks: false, start: 0 });
+    const job = { layout, offsetX: options.offset_x, offsetY: options.offset_y, createdAt: new Date(this.deps.clock.now()), font: this.deps.font };
     const write = (out: Writable) => writeCalibrationPdf(job, out);
     return {
       filename: `calibration-${layout.id}.pdf`,
