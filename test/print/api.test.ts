@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../server/platform/clock.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
@@ -118,6 +119,18 @@ describe('printing over HTTP', () => {
     expect(again.status).toBe(200);
     expect(again.headers.get('x-label-count')).toBe('500');
     expect(again.bytes.subarray(-6).toString()).toContain('%%EOF');
+  });
+
+  it.skipIf(skipRender)('captions: serial, slug or the node label, in serial order', async () => {
+    const manifest = (await tick(server).api('GET', `/batches/${batchId}/manifest`)).body.data.nodes as { serial: string; slug: string }[];
+    await tick(server).api('PATCH', `/nodes/${manifest[1]!.slug}`, { label: 'Boiler room' });
+    const words = async (caption: string) => {
+      const pdf = await getPdf(server, `/batches/${batchId}/manifest?format=pdf&layout=avery-l7160&caption=${caption}`);
+      return spawnSync('pdftotext', ['-layout', '-', '-'], { input: pdf.bytes, encoding: 'utf8' }).stdout.split(/\s{2,}|\n/).map((w) => w.trim()).filter(Boolean);
+    };
+    expect(await words('serial')).toEqual(manifest.map((n) => n.serial));
+    expect(await words('slug')).toEqual(manifest.map((n) => n.slug));
+    expect(await words('label')).toEqual(manifest.map((n, i) => (i === 1 ? 'Boiler room' : n.serial)));
   });
 
   it('refuses bad print options with 422 and details', async () => {
