@@ -5,6 +5,7 @@ import { type TestServer, startTestServer } from '../support/server.ts';
 import { crop, decodeAll, missingTools, mmToPx, renderPdf } from './raster.ts';
 
 const skipRender = missingTools();
+if (skipRender) console.warn(`printing API tests: rendering checks skipped: ${skipRender}`);
 const DPI = 200;
 
 /**
