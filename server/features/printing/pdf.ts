@@ -13,8 +13,14 @@ const pt = (mm: number) => mm * PT_PER_MM;
 const CAPTION_SHARE = 0.13;
 const CAPTION_MIN_MM = 2.4;
 const CAPTION_MAX_MM = 5;
-/** DejaVu Sans Mono's line box is about 1.17 em tall. */
-const LINE_BOX_EM = 1.17;
+/**
+ * DejaVu Sans Mono metrics (unitsPerEm 2048): every glyph advances 1233 units; ascent 1901 and
+ * descent 483 make the line box. A monospaced face lets the PDF and the SVG preview fit a
+ * caption identically without a font engine.
+ */
+export const MONO_ADVANCE_EM = 1233 / 2048;
+export const ASCENT_EM = 1901 / 2048;
+export const LINE_BOX_EM = (1901 + 483) / 2048;
 /** Below this the caption is truncated with an ellipsis rather than shrunk further. */
 const CAPTION_MIN_PT = 4;
 const CUT_MARK_LENGTH_MM = 5;
@@ -65,6 +71,37 @@ export interface PlannedLabel {
   moduleMm: number;
   captionBox: Rect | null;
   caption: string;
+  /** The caption as drawn: maybe shrunk or cut with …; null when there is none. */
+  captionFit: CaptionFit | null;
+}
+
+export interface CaptionFit {
+  text: string;
+  sizePt: number;
+  /** Left end of the text and top of its line box (mm, before offsets). */
+  x: number;
+  y: number;
+  width: number;
+  /** Baseline (mm). */
+  baseline: number;
+}
+
+/** Shrinks a caption to its box (down to CAPTION_MIN_PT), then cuts it with an ellipsis. */
+export function fitCaption(text: string, box: Rect): CaptionFit | null {
+  if (!text) return null;
+  const mmPerPt = 1 / PT_PER_MM;
+  let chars = Array.from(text);
+  let size = pt(box.height) / LINE_BOX_EM;
+  const widthMm = (n: number, sz: number) => n * MONO_ADVANCE_EM * sz * mmPerPt;
+  if (widthMm(chars.length, size) > box.width) size = Math.max(CAPTION_MIN_PT, (size * box.width) / widthMm(chars.length, size));
+  if (widthMm(chars.length, size) > box.width) {
+    const fits = Math.max(1, Math.floor(box.width / widthMm(1, size)) - 1);
+    chars = [...chars.slice(0, fits), '…'];
+  }
+  const width = widthMm(chars.length, size);
+  const lineH = LINE_BOX_EM * size * mmPerPt;
+  const y = box.y + (box.height - lineH) / 2;
+  return { text: chars.join(''), sizePt: size, x: box.x + (box.width - width) / 2, y, width, baseline: y + ASCENT_EM * size * mmPerPt };
 }
 
 export interface LabelGeometry {
@@ -115,6 +152,9 @@ export function planLabels(job: Omit<PdfJob, 'font' | 'title' | 'createdAt'>): P
     const { page, slot } = spots[index]!;
     const label = slotRect(layout, slot);
     const blockH = geometry.side + geometry.captionHeight;
+    const captionBox = job.captions
+      ? { x: label.x + layout.padding, y: label.y + layout.padding + (label.height - 2 * layout.padding - blockH) / 2 + geometry.side, width: label.width - 2 * layout.padding, height: geometry.captionHeight }
+      : null;
     const top = label.y + layout.padding + (label.height - 2 * layout.padding - blockH) / 2;
     const left = label.x + (label.width - geometry.side) / 2;
     return {
@@ -125,10 +165,9 @@ export function planLabels(job: Omit<PdfJob, 'font' | 'title' | 'createdAt'>): P
       qrBox: { x: left, y: top, width: geometry.side, height: geometry.side },
       symbol: fit.fit.symbol,
       moduleMm: fit.fit.moduleMm,
-      captionBox: job.captions
-        ? { x: label.x + layout.padding, y: top + geometry.side, width: label.width - 2 * layout.padding, height: geometry.captionHeight }
-        : null,
+      captionBox,
       caption: job.captions ? item.caption : '',
+      captionFit: captionBox ? fitCaption(item.caption, captionBox) : null,
     };
   });
 }
@@ -144,28 +183,10 @@ function drawCode(doc: PDFKit.PDFDocument, plan: PlannedLabel): void {
   doc.restore();
 }
 
-function drawCaption(doc: PDFKit.PDFDocument, box: Rect, text: string): void {
-  if (!text) return;
-  const maxWidth = pt(box.width);
-  let size = pt(box.height) / LINE_BOX_EM;
-  doc.fontSize(size);
-  let width = doc.widthOfString(text);
-  if (width > maxWidth) {
-    size = Math.max(CAPTION_MIN_PT, (size * maxWidth) / width);
-    doc.fontSize(size);
-    width = doc.widthOfString(text);
-  }
-  let shown = text;
-  while (width > maxWidth && shown.length > 1) {
-    shown = shown.slice(0, -1);
-    width = doc.widthOfString(`${shown}…`);
-  }
-  if (shown !== text) shown = `${shown}…`;
-  const lineHeight = doc.currentLineHeight(true);
-  const x = pt(box.x) + (maxWidth - width) / 2;
-  const y = pt(box.y) + (pt(box.height) - lineHeight) / 2;
+function drawCaption(doc: PDFKit.PDFDocument, fit: CaptionFit): void {
+  doc.fontSize(fit.sizePt);
   // No `width` option: pdfkit then draws one line and never wraps or adds a page.
-  doc.text(shown, x, y, { lineBreak: false });
+  doc.text(fit.text, pt(fit.x), pt(fit.y), { lineBreak: false });
 }
 
 /** Crop marks in the page margins, in line with every label edge. */
@@ -260,7 +281,7 @@ export async function writeLabelsPdf(job: PdfJob, out: Writable, plan: PlannedLa
     for (; i < plan.length && plan[i]!.page === page; i++) {
       const label = plan[i]!;
       drawCode(doc, label);
-      if (label.captionBox) drawCaption(doc, label.captionBox, label.caption);
+      if (label.captionFit) drawCaption(doc, label.captionFit);
     }
     doc.restore();
   }
