@@ -130,6 +130,18 @@ export const ManifestPdfQuery = z.strictObject({ format: z.literal('pdf'), ...pr
 /** GET /v1/nodes/{slug}/label.pdf?… */
 export const LabelPdfQuery = z.strictObject(printOptionFields);
 
+/** GET /v1/batches/{id}/preview.svg and /v1/nodes/{slug}/label.svg: one page of the print. */
+export const PreviewQuery = z.strictObject({
+  ...printOptionFields,
+  page: z
+    .string()
+    .regex(/^\d+$/, 'must be a whole number')
+    .transform(Number)
+    .optional()
+    .transform((v) => v ?? 1)
+    .meta({ description: 'Page of the print to preview, from 1 (default 1); X-Page-Count tells how many.' }),
+});
+
 /** GET /v1/layouts/{id}/calibration.pdf?offset_x&offset_y&printer */
 export const CalibrationQuery = z.strictObject({ offset_x: offsetMm, offset_y: offsetMm, printer: printOptionFields.printer });
 

@@ -189,8 +189,8 @@ function drawCaption(doc: PDFKit.PDFDocument, fit: CaptionFit): void {
   doc.text(fit.text, pt(fit.x), pt(fit.y), { lineBreak: false });
 }
 
-/** Crop marks in the page margins, in line with every label edge. */
-function drawCutMarks(doc: PDFKit.PDFDocument, layout: LabelLayoutT): void {
+/** Crop marks in the page margins, in line with every label edge: [x1, y1, x2, y2] in mm. */
+export function cutMarkLines(layout: LabelLayoutT): [number, number, number, number][] {
   const xs = new Set<number>();
   const ys = new Set<number>();
   for (let c = 0; c < layout.columns; c++) {
@@ -212,31 +212,26 @@ function drawCutMarks(doc: PDFKit.PDFDocument, layout: LabelLayoutT): void {
     right: layout.page.width - gridRight,
   };
   const length = (room: number) => Math.min(CUT_MARK_LENGTH_MM, room - CUT_MARK_CLEARANCE_MM - 0.5);
-  doc.save();
-  doc.lineWidth(pt(CUT_MARK_LINE_MM)).strokeColor('#000000');
-  const line = (x1: number, y1: number, x2: number, y2: number) => doc.moveTo(pt(x1), pt(y1)).lineTo(pt(x2), pt(y2));
-  let any = false;
+  const gap = CUT_MARK_CLEARANCE_MM;
+  const lines: [number, number, number, number][] = [];
   for (const x of xs) {
-    if (length(space.top) >= 1) {
-      line(x, gridTop - CUT_MARK_CLEARANCE_MM - length(space.top), x, gridTop - CUT_MARK_CLEARANCE_MM);
-      any = true;
-    }
-    if (length(space.bottom) >= 1) {
-      line(x, gridBottom + CUT_MARK_CLEARANCE_MM, x, gridBottom + CUT_MARK_CLEARANCE_MM + length(space.bottom));
-      any = true;
-    }
+    if (length(space.top) >= 1) lines.push([x, gridTop - gap - length(space.top), x, gridTop - gap]);
+    if (length(space.bottom) >= 1) lines.push([x, gridBottom + gap, x, gridBottom + gap + length(space.bottom)]);
   }
   for (const y of ys) {
-    if (length(space.left) >= 1) {
-      line(gridLeft - CUT_MARK_CLEARANCE_MM - length(space.left), y, gridLeft - CUT_MARK_CLEARANCE_MM, y);
-      any = true;
-    }
-    if (length(space.right) >= 1) {
-      line(gridRight + CUT_MARK_CLEARANCE_MM, y, gridRight + CUT_MARK_CLEARANCE_MM + length(space.right), y);
-      any = true;
-    }
+    if (length(space.left) >= 1) lines.push([gridLeft - gap - length(space.left), y, gridLeft - gap, y]);
+    if (length(space.right) >= 1) lines.push([gridRight + gap, y, gridRight + gap + length(space.right), y]);
   }
-  if (any) doc.stroke();
+  return lines;
+}
+
+function drawCutMarks(doc: PDFKit.PDFDocument, layout: LabelLayoutT): void {
+  const lines = cutMarkLines(layout);
+  if (lines.length === 0) return;
+  doc.save();
+  doc.lineWidth(pt(CUT_MARK_LINE_MM)).strokeColor('#000000');
+  for (const [x1, y1, x2, y2] of lines) doc.moveTo(pt(x1), pt(y1)).lineTo(pt(x2), pt(y2));
+  doc.stroke();
   doc.restore();
 }
 

@@ -4,7 +4,7 @@ import { defineRoute } from '../../http/route.ts';
 import { parseOrThrow } from '../../platform/validation.ts';
 import { SlugParams } from '../../schemas/nodes.ts';
 import { Deleted } from '../../schemas/common.ts';
-import { CalibrationQuery, CreatePrinterBody, LabelPdfQuery, LayoutInfo, ListPrintersQuery, ManifestPdfQuery, Printer, UpdatePrinterBody } from '../../schemas/printing.ts';
+import { CalibrationQuery, CreatePrinterBody, LabelPdfQuery, LayoutInfo, ListPrintersQuery, ManifestPdfQuery, PreviewQuery, Printer, UpdatePrinterBody } from '../../schemas/printing.ts';
 import type { PreparedPdf, PrintService } from './service.ts';
 
 export const PDF_CONTENT = { 'application/pdf': { schema: z.string().meta({ description: 'A PDF document' }) } };
@@ -27,6 +27,21 @@ async function sendPdf(res: Response, pdf: PreparedPdf, stream: boolean): Promis
     if (res.destroyed || (err as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE') return undefined;
     throw err;
   }
+  return undefined;
+}
+
+export const SVG_CONTENT = { 'image/svg+xml': { schema: z.string().meta({ description: 'An SVG image, 1 unit = 1 mm' }) } };
+
+/** One page of a print as SVG, for previews (the console shows it in an <img>). */
+function sendPreview(res: Response, pdf: PreparedPdf, page: number): undefined {
+  const svg = pdf.previewSvg(page);
+  res.status(200);
+  res.type('image/svg+xml');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Security-Policy', "default-src 'none'");
+  res.setHeader('X-Label-Count', String(pdf.labels));
+  res.setHeader('X-Page-Count', String(pdf.pages));
+  res.send(svg);
   return undefined;
 }
 
@@ -82,6 +97,30 @@ export function printingRoutes(print: PrintService) {
         404: { description: 'Node not found' },
       },
       handler: ({ params, query, auth, res }) => sendPdf(res, print.nodePdf(auth.orgId, params.slug, query), false),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/batches/{id}/preview.svg',
+      summary: "Preview one page of a batch's label sheets as SVG (same options as ?format=pdf, plus page)",
+      tags: ['Printing'],
+      params: PrinterParams,
+      query: PreviewQuery,
+      responses: {
+        200: { description: 'The page', content: SVG_CONTENT },
+        404: { description: 'Batch not found' },
+        409: { description: 'Manifest not ready' },
+      },
+      handler: ({ params, query, auth, res }) => sendPreview(res, print.batchPdf(auth.orgId, params.id, query), query.page),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/nodes/{slug}/label.svg',
+      summary: "Preview a node's label (on its sheet) as SVG",
+      tags: ['Printing'],
+      params: SlugParams,
+      query: PreviewQuery,
+      responses: { 200: { description: 'The page', content: SVG_CONTENT }, 404: { description: 'Node not found' } },
+      handler: ({ params, query, auth, res }) => sendPreview(res, print.nodePdf(auth.orgId, params.slug, query), query.page),
     }),
     defineRoute({
       method: 'post',

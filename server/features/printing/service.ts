@@ -11,6 +11,7 @@ import { layoutInfo, loadLayouts } from './layouts.ts';
 import { type LabelItem, type PdfJob, labelsPdfBuffer, planLabels, writeCalibrationPdf, writeLabelsPdf } from './pdf.ts';
 import { printableUrl } from './qr.ts';
 import type { PrinterRow, PrintersRepo } from './repo.ts';
+import { renderPageSvg } from './svg.ts';
 
 export const CAPTION_FONT_FILE = 'DejaVuSansMono.ttf';
 
@@ -39,6 +40,8 @@ export interface PreparedPdf {
   pages: number;
   write(out: Writable): Promise<void>;
   buffer(): Promise<Buffer>;
+  /** Page `page` (1-based) as an SVG preview; 422 when there is no such page. */
+  previewSvg(page: number): string;
 }
 
 interface Source {
@@ -200,6 +203,9 @@ export class PrintService {
       pages: 1,
       write,
       buffer: () => collect(write),
+      previewSvg: () => {
+        throw new ValidationError({ format: 'no preview for calibration pages' });
+      },
     };
   }
 
@@ -218,12 +224,17 @@ export class PrintService {
       font: this.deps.font,
     };
     const plan = planLabels(job);
+    const pages = plan[plan.length - 1]!.page + 1;
     return {
       filename,
       labels: plan.length,
-      pages: plan[plan.length - 1]!.page + 1,
+      pages,
       write: (out) => writeLabelsPdf(job, out, plan),
       buffer: () => labelsPdfBuffer(job, plan),
+      previewSvg: (page) => {
+        if (page < 1 || page > pages) throw new ValidationError({ page: `must be between 1 and ${pages} (pages in this print)` });
+        return renderPageSvg({ layout, plan, cutMarks: job.cutMarks, offsetX: job.offsetX, offsetY: job.offsetY, start: job.start }, page - 1);
+      },
     };
   }
 }
