@@ -94,7 +94,7 @@ export function fitCaption(text: string, box: Rect): CaptionFit | null {
   let size = pt(box.height) / LINE_BOX_EM;
   const widthMm = (n: number, sz: number) => n * MONO_ADVANCE_EM * sz * mmPerPt;
   if (widthMm(chars.length, size) > box.width) size = Math.max(CAPTION_MIN_PT, (size * box.width) / widthMm(chars.length, size));
-  if (widthMm(chars.length, size) > box.width) {
+  if (widthMm(chars.length, size) > box.width + 1e-6) {
     const fits = Math.max(1, Math.floor(box.width / widthMm(1, size)) - 1);
     chars = [...chars.slice(0, fits), '…'];
   }
