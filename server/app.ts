@@ -31,6 +31,17 @@ import { SlugAllocator } from './features/slugs/allocator.ts';
 import { TemplatesRepo } from './features/templates/repo.ts';
 import { templateRoutes } from './features/templates/routes.ts';
 import { TemplateService } from './features/templates/service.ts';
+import { createPrivateAddressList } from './features/webhooks/address.ts';
+import { WebhookDispatcher } from './features/webhooks/dispatcher.ts';
+import { registerWebhookMetrics } from './features/webhooks/metrics.ts';
+import { WebhooksRepo } from './features/webhooks/repo.ts';
+import { webhookRoutes } from './features/webhooks/routes.ts';
+import { WebhookSender } from './features/webhooks/sender.ts';
+import { WebhookService } from './features/webhooks/service.ts';
+import type { NfcDevice } from './features/nfc/bridge.ts';
+import { NfcRepo } from './features/nfc/repo.ts';
+import { nfcRoutes } from './features/nfc/routes.ts';
+import { NfcService } from './features/nfc/service.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -47,6 +58,8 @@ export interface CreateAppOptions {
   clock: Clock;
   config: AppConfig;
   logger?: Logger;
+  /** The NFC reader bridge (serve.ts starts one); without it the NFC API reports NFC unavailable. */
+  nfc?: NfcDevice | null;
   /** Label layouts and the caption font (default: the repository's resources/; Electron passes its own). */
   resourcesDir?: string;
 }
@@ -71,7 +84,14 @@ export interface App {
   routes: readonly AnyRouteSpec[];
 }
 
-function createServices(db: Database, clock: Clock, config: AppConfig, resourcesDir = defaultResourcesDir()) {
+function createServices(
+  db: Database,
+  clock: Clock,
+  config: AppConfig,
+  logger: Logger,
+  nfcDevice: NfcDevice | null = null,
+  resourcesDir = defaultResourcesDir(),
+) {
   const outbox = new Outbox(db, clock);
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
@@ -96,15 +116,34 @@ function createServices(db: Database, clock: Clock, config: AppConfig, resources
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
   const print = new PrintService({ clock, batches, nodes, printers: new PrintersRepo(db), ...loadPrintResources(resourcesDir) });
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, print };
+  const privateList = createPrivateAddressList();
+  const webhooks = new WebhookService({ repo: new WebhooksRepo(db), outbox, clock, settings: config.webhooks, privateList });
+  const webhookSender = new WebhookSender({
+    timeoutMs: config.webhooks.timeoutMs,
+    publicOnly: config.webhooks.publicOnly,
+    privateList,
+    userAgent: `Waymark-Webhooks/${config.version}`,
+  });
+  const webhookDispatcher = new WebhookDispatcher({ service: webhooks, sender: webhookSender, outbox, clock, logger });
+  const nfc = new NfcService({
+    clock,
+    outbox,
+    repo: new NfcRepo(db),
+    nodes: nodesRepo,
+    nodeService: nodes,
+    batchService: batches,
+    scanUrl,
+    device: nfcDevice,
+  });
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, nfc };
 }
 
 /**
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ db, clock, config, logger = consoleLogger, resourcesDir }: CreateAppOptions): App {
-  const services = createServices(db, clock, config, resourcesDir);
+export function createApp({ db, clock, config, logger = consoleLogger, nfc = null, resourcesDir }: CreateAppOptions): App {
+  const services = createServices(db, clock, config, logger, nfc, resourcesDir);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
@@ -113,9 +152,16 @@ export function createApp({ db, clock, config, logger = consoleLogger, resources
     ...printingRoutes(services.print),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
+    ...webhookRoutes(services.webhooks),
+    ...nfcRoutes(services.nfc),
   ];
-  const workers: Worker[] = [services.generator];
+  const workers: Worker[] = [
+    services.generator,
+    services.webhookDispatcher,
+    { start: () => services.nfc.start(), stop: async () => services.nfc.stop() },
+  ];
   const metrics = createMetrics(db, config.version);
+  registerWebhookMetrics(metrics, services.webhooks);
 
   const expressApp = createHttpApp({
     routes,
