@@ -18,6 +18,10 @@ import { KeysRepo } from './features/keys/repo.ts';
 import { keyRoutes } from './features/keys/routes.ts';
 import { KeyService } from './features/keys/service.ts';
 import { NodesRepo } from './features/nodes/repo.ts';
+import { defaultResourcesDir } from './features/printing/layouts.ts';
+import { printingRoutes } from './features/printing/routes.ts';
+import { PrintersRepo } from './features/printing/repo.ts';
+import { PrintService, loadPrintResources } from './features/printing/service.ts';
 import { nodeRoutes } from './features/nodes/routes.ts';
 import { NodeService } from './features/nodes/service.ts';
 import { RulesRepo } from './features/rules/repo.ts';
@@ -58,6 +62,8 @@ export interface CreateAppOptions {
   logger?: Logger;
   /** The NFC reader bridge (serve.ts starts one); without it the NFC API reports NFC unavailable. */
   nfc?: NfcDevice | null;
+  /** Label layouts and the caption font (default: the repository's resources/; Electron passes its own). */
+  resourcesDir?: string;
 }
 
 /** A background worker the app starts and stops with itself. */
@@ -80,7 +86,14 @@ export interface App {
   routes: readonly AnyRouteSpec[];
 }
 
-function createServices(db: Database, clock: Clock, config: AppConfig, logger: Logger, nfcDevice: NfcDevice | null = null) {
+function createServices(
+  db: Database,
+  clock: Clock,
+  config: AppConfig,
+  logger: Logger,
+  nfcDevice: NfcDevice | null = null,
+  resourcesDir = defaultResourcesDir(),
+) {
   const outbox = new Outbox(db, clock);
   // Sync (pairing, slug leases) comes first: it decides where slugs come from.
   const sync = createSync({ db, clock, outbox, logger, dataDir: config.dataDir, config: config.sync });
@@ -107,6 +120,7 @@ function createServices(db: Database, clock: Clock, config: AppConfig, logger: L
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
+  const print = new PrintService({ clock, batches, nodes, printers: new PrintersRepo(db), ...loadPrintResources(resourcesDir) });
   const privateList = createPrivateAddressList();
   const webhooks = new WebhookService({ repo: new WebhooksRepo(db), outbox, clock, settings: config.webhooks, privateList });
   const webhookSender = new WebhookSender({
@@ -126,20 +140,21 @@ function createServices(db: Database, clock: Clock, config: AppConfig, logger: L
     scanUrl,
     device: nfcDevice,
   });
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, webhooks, webhookDispatcher, nfc, sync };
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, nfc, sync };
 }
 
 /**
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ db, clock, config, logger = consoleLogger, nfc = null }: CreateAppOptions): App {
-  const services = createServices(db, clock, config, logger, nfc);
+export function createApp({ db, clock, config, logger = consoleLogger, nfc = null, resourcesDir }: CreateAppOptions): App {
+  const services = createServices(db, clock, config, logger, nfc, resourcesDir);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
     ...ruleRoutes(services.rules),
-    ...batchRoutes(services.batches, services.generator),
+    ...batchRoutes(services.batches, services.generator, services.print),
+    ...printingRoutes(services.print),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
     ...webhookRoutes(services.webhooks),
