@@ -4,6 +4,7 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { type App, createApp, type Logger, consoleLogger } from './app.ts';
 import { makeConfig, type WebhookSettings } from './config.ts';
+import type { SyncConfig } from './features/sync/index.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import { NfcBridge, type NfcBridgeOptions } from './features/nfc/bridge.ts';
@@ -14,6 +15,8 @@ export interface ServeOptions {
   dataDir: string;
   scanBase?: string | undefined;
   trustProxy?: boolean | undefined;
+  /** Pair with a remote instance (`--remote`, `--remote-key`; docs/sync.md). */
+  sync?: SyncConfig | undefined;
   clock?: Clock;
   logger?: Logger;
   /** Webhook delivery settings; unset fields keep their defaults. */
@@ -70,6 +73,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     publicUrl: url,
     trustProxy: options.trustProxy ?? false,
     dataDir: options.dataDir,
+    sync: options.sync,
     webhooks: options.webhooks,
   });
   const nfc = options.nfc
