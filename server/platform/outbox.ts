@@ -39,8 +39,9 @@ export class Outbox {
   }
 
   /**
-   * Tells the listeners that events were written to outbox_events by another connection (the
-   * scan writer's worker thread records `node.scanned` there directly).
+   * Tells the listeners that events were written to outbox_events without record(): the scan
+   * writer inserts `node.scanned` rows itself (time-ordered ids, batched, possibly from a worker
+   * thread's connection).
    */
   notifyRecorded(): void {
     if (this.listeners.size > 0) queueMicrotask(() => this.listeners.forEach((l) => l()));
