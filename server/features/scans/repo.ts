@@ -116,21 +116,7 @@ export class ScanRepo {
 export const DIMENSIONS = ['device_type', 'os', 'browser', 'country', 'source', 'rule', 'outcome'] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 
-interface RollupEventRow {
-  id: number;
-  node_id: string;
-  org_id: string;
-  ts: number;
-  device_type: string;
-  os: string;
-  browser: string | null;
-  country: string | null;
-  source: string;
-  rule_id: string | null;
-  outcome: string;
-  is_bot: number;
-  visitor_hash: string;
-}
+type RollupEventRow = ScanEventInsert & { id: number };
 
 export interface Scope {
   kind: 'node' | 'org';
