@@ -29,12 +29,15 @@ program
   .addOption(
     new Option('--webhooks-public-only', 'refuse webhook receivers on private or loopback addresses (env: WAYMARK_WEBHOOKS_PUBLIC_ONLY)'),
   )
+  .addOption(new Option('--no-nfc', 'do not start the NFC reader bridge (PC/SC) (env: WAYMARK_NO_NFC)'))
   .addOption(
     new Option('--webhook-retry-base-ms <ms>', 'first webhook retry delay; later ones scale from it (tests)')
       .env('WAYMARK_WEBHOOK_RETRY_BASE_MS')
       .argParser(parseMs)
       .hideHelp(),
   )
+  .addOption(new Option('--remote <url>', 'pair this site with a remote Waymark instance (docs/sync.md)').env('WAYMARK_REMOTE'))
+  .addOption(new Option('--remote-key <key>', 'API key of the organization on the remote').env('WAYMARK_REMOTE_KEY'))
   .action(async (opts: {
     host: string;
     port: number | string;
@@ -43,10 +46,15 @@ program
     trustProxy?: boolean;
     webhooksPublicOnly?: boolean;
     webhookRetryBaseMs?: number;
+    nfc?: boolean;
+    remote?: string;
+    remoteKey?: string;
   }) => {
     if (opts.scanBase !== undefined && !/^https?:\/\/[^/\s]+(\/[^\s]*)?$/i.test(opts.scanBase)) {
       fail('--scan-base must be an http(s) URL such as https://w.example.com');
     }
+    if (opts.remote !== undefined && !/^https?:\/\/[^/\s]+\/?$/i.test(opts.remote)) fail('--remote must be an http(s) origin such as https://waymark.example.com');
+    if (opts.remoteKey !== undefined && opts.remote === undefined) fail('--remote-key needs --remote');
     const port = typeof opts.port === 'string' ? parsePort(opts.port) : opts.port;
     const trustProxy = opts.trustProxy === true || envFlag('WAYMARK_TRUST_PROXY');
     const webhooks = {
@@ -55,10 +63,21 @@ program
     };
     let running: Awaited<ReturnType<typeof startServer>>;
     try {
-      running = await startServer({ host: opts.host, port, dataDir: opts.data, scanBase: opts.scanBase, trustProxy, webhooks });
+      const nfc = opts.nfc !== false && !envFlag('WAYMARK_NO_NFC');
+      running = await startServer({
+        host: opts.host,
+        port,
+        dataDir: opts.data,
+        scanBase: opts.scanBase,
+        trustProxy,
+        webhooks,
+        nfc,
+        sync: { remoteUrl: opts.remote, remoteKey: opts.remoteKey },
+      });
     } catch (err) {
       fail(startupError(err, opts.host, port, opts.data));
     }
+    if (opts.remote) console.log(`Paired with remote ${opts.remote}${opts.remoteKey ? '' : ' (no --remote-key: offline)'}`);
     console.log(`Waymark ${VERSION} listening on ${running.url}`);
     console.log(`Data: ${databaseFile(opts.data)}`);
     if (running.firstRun) {

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { SyncConfig } from './features/sync/index.ts';
 
 export interface AppConfig {
   /** Public address printed on tags: scan URLs are `{scanBase}/v/<slug>`. No trailing slash. */
@@ -13,6 +14,8 @@ export interface AppConfig {
   version: string;
   /** Webhook delivery settings (docs/webhooks.md). */
   webhooks: WebhookSettings;
+  /** Pairing with a remote and slug leases (docs/sync.md); absent = standalone. */
+  sync?: SyncConfig | undefined;
 }
 
 export interface WebhookSettings {
@@ -51,6 +54,7 @@ export function makeConfig(
     dataDir: partial.dataDir ?? '',
     version: partial.version ?? VERSION,
     webhooks: { ...defaultWebhookSettings, ...definedOnly(partial.webhooks ?? {}) },
+    ...(partial.sync ? { sync: partial.sync } : {}),
   };
 }
 

@@ -4,8 +4,10 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { type App, createApp, type Logger, consoleLogger } from './app.ts';
 import { makeConfig, type WebhookSettings } from './config.ts';
+import type { SyncConfig } from './features/sync/index.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
+import { NfcBridge, type NfcBridgeOptions } from './features/nfc/bridge.ts';
 
 export interface ServeOptions {
   host: string;
@@ -13,10 +15,17 @@ export interface ServeOptions {
   dataDir: string;
   scanBase?: string | undefined;
   trustProxy?: boolean | undefined;
+  /** Pair with a remote instance (`--remote`, `--remote-key`; docs/sync.md). */
+  sync?: SyncConfig | undefined;
   clock?: Clock;
   logger?: Logger;
   /** Webhook delivery settings; unset fields keep their defaults. */
   webhooks?: Partial<WebhookSettings> | undefined;
+  /**
+   * Start the NFC reader bridge (a PC/SC child process with a watchdog). `true` starts one with
+   * this process's environment; an object passes its options (e.g. PCSCLITE_CSOCK_NAME in env).
+   */
+  nfc?: boolean | NfcBridgeOptions;
 }
 
 export interface RunningServer {
@@ -64,9 +73,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     publicUrl: url,
     trustProxy: options.trustProxy ?? false,
     dataDir: options.dataDir,
+    sync: options.sync,
     webhooks: options.webhooks,
   });
-  const app = createApp({ db, clock, config, logger });
+  const nfc = options.nfc
+    ? new NfcBridge({ log: (m) => logger.info(m), ...(typeof options.nfc === 'object' ? options.nfc : {}) })
+    : null;
+  nfc?.start();
+  const app = createApp({ db, clock, config, logger, nfc });
   server.on('request', app.handle);
 
   let firstRun: RunningServer['firstRun'];
@@ -84,6 +98,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         server.closeAllConnections();
       });
       await app.stop();
+      await nfc?.stop();
       db.close();
     })());
 

@@ -84,7 +84,14 @@ export function snapshot(db: Database, tables?: readonly string[]): Record<strin
       .pluck()
       .all() as string[]);
   const out: Record<string, unknown[]> = {};
-  for (const t of names) out[t] = db.prepare(`SELECT * FROM "${t}" ORDER BY rowid`).all();
+  for (const t of names) {
+    // WITHOUT ROWID tables (the scan roll-ups) have no rowid: order them by their columns.
+    const sql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(t) as string | undefined;
+    const order = sql && /WITHOUT\s+ROWID/i.test(sql)
+      ? (db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(t) as string[]).map((c) => `"${c}"`).join(', ')
+      : 'rowid';
+    out[t] = db.prepare(`SELECT * FROM "${t}" ORDER BY ${order}`).all();
+  }
   out.api_keys = db.prepare('SELECT id, org_id, name, plan, key_hash, revoked_at FROM api_keys ORDER BY rowid').all();
   return out;
 }
