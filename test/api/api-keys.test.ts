@@ -80,3 +80,23 @@ describe('API keys', () => {
     expect(lower.status).toBe(200);
   });
 });
+
+describe('API key plans', () => {
+  it('a key cannot create a key of a higher plan than its own', async () => {
+    const server = await startTestServer();
+    try {
+      const up = await server.api('POST', '/api-keys', { name: 'escalate', plan: 'enterprise' });
+      expect(up.status).toBe(422);
+      expect(up.body.details).toEqual({ plan: 'must not exceed the plan of the key making the request (developer)' });
+      const pro = await server.api('POST', '/api-keys', { name: 'escalate', plan: 'pro' });
+      expect(pro.status).toBe(422);
+      const same = await server.api('POST', '/api-keys', { name: 'same', plan: 'developer' });
+      expect(same.status).toBe(201);
+      expect(same.body.data.plan).toBe('developer');
+      const list = await server.api('GET', '/api-keys');
+      expect(list.body.data.map((k: { name: string }) => k.name).sort()).toEqual(['First key', 'same']);
+    } finally {
+      await server.close();
+    }
+  });
+});

@@ -26,7 +26,7 @@ export function keyRoutes(keys: KeyService) {
       body: CreateApiKeyBody,
       responses: { 201: { description: 'Created', schema: ApiKeyCreated } },
       handler: ({ body, auth }) => {
-        const { key, apiKey } = keys.createKey(auth.orgId, body.name, body.plan);
+        const { key, apiKey } = keys.createKeyAs(auth, body.name, body.plan);
         return { status: 201, data: { ...keys.toApi(key), api_key: apiKey } };
       },
     }),

@@ -2,7 +2,7 @@ import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import { ValidationError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import type { Plan } from '../../schemas/common.ts';
+import { PLANS, type Plan } from '../../schemas/common.ts';
 import type { ApiKeyT } from '../../schemas/apiKeys.ts';
 import { generateApiKey, hashApiKey, keyPrefix } from './apiKey.ts';
 import type { ApiKeyRow, KeysRepo, OrgRow } from './repo.ts';
@@ -103,6 +103,17 @@ export class KeyService {
         ? (JSON.parse(key.limits_json ?? 'null') as Limits | null) ?? ENTERPRISE_DEFAULT_LIMITS
         : PLAN_LIMITS[key.plan];
     return { keyId: key.id, orgId: key.org_id, plan: key.plan, limits };
+  }
+
+  /**
+   * Creates a key on behalf of another key: the new key's plan may not exceed the caller's, so a
+   * key cannot mint itself a bigger rate budget. (The CLI, run by the operator, may give any plan.)
+   */
+  createKeyAs(caller: AuthenticatedKey, name: string, plan: Plan = 'developer'): { key: ApiKeyRow; apiKey: string } {
+    if (PLANS.indexOf(plan) > PLANS.indexOf(caller.plan)) {
+      throw new ValidationError({ plan: `must not exceed the plan of the key making the request (${caller.plan})` });
+    }
+    return this.createKey(caller.orgId, name, plan, caller.plan === 'enterprise' && plan === 'enterprise' ? caller.limits : undefined);
   }
 
   list(orgId: string): ApiKeyRow[] {
