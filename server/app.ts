@@ -5,6 +5,7 @@ import type { Express } from 'express';
 import type { Registry } from 'prom-client';
 import type { AppConfig } from './config.ts';
 import { createHttpApp } from './http/api.ts';
+import { mountConsole } from './http/console.ts';
 import { createMetrics, mountMetrics } from './http/metrics.ts';
 import { RateLimiter } from './http/rateLimit.ts';
 import type { AnyRouteSpec } from './http/route.ts';
@@ -24,6 +25,7 @@ import { RulesRepo } from './features/rules/repo.ts';
 import { ruleRoutes } from './features/rules/routes.ts';
 import { RuleService } from './features/rules/service.ts';
 import { SlugAllocator } from './features/slugs/allocator.ts';
+import { instanceRoutes } from './features/instance/routes.ts';
 import { TemplatesRepo } from './features/templates/repo.ts';
 import { templateRoutes } from './features/templates/routes.ts';
 import { TemplateService } from './features/templates/service.ts';
@@ -105,6 +107,7 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
     ...batchRoutes(services.batches, services.generator),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
+    ...instanceRoutes(config, services.keys),
   ];
   const workers: Worker[] = [services.generator];
   const metrics = createMetrics(db, config.version);
@@ -116,7 +119,10 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
     trustProxy: config.trustProxy,
     version: config.version,
     logger,
-    extend: (app) => mountMetrics(app, metrics),
+    extend: (app) => {
+      mountMetrics(app, metrics);
+      mountConsole(app, { dir: config.consoleDir });
+    },
   });
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {

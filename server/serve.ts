@@ -13,6 +13,8 @@ export interface ServeOptions {
   dataDir: string;
   scanBase?: string | undefined;
   trustProxy?: boolean | undefined;
+  /** Folder of the built console (default: the project's out/renderer). */
+  consoleDir?: string | undefined;
   clock?: Clock;
   logger?: Logger;
 }
@@ -57,6 +59,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     publicUrl: url,
     trustProxy: options.trustProxy ?? false,
     dataDir: options.dataDir,
+    consoleDir: options.consoleDir,
   });
   const app = createApp({ db, clock, config, logger });
   server.on('request', app.handle);
