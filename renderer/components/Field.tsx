@@ -4,6 +4,7 @@ export interface FieldControlProps {
   id: string;
   'aria-invalid': boolean | undefined;
   'aria-describedby': string | undefined;
+  'aria-required': boolean | undefined;
 }
 
 export interface FieldProps {
@@ -23,11 +24,17 @@ export function Field({ label, error, hint, required, className, children }: Fie
   const describedBy = [hintId, errorId].filter(Boolean).join(' ') || undefined;
   return (
     <div className={['field', error ? 'field-invalid' : '', className ?? ''].filter(Boolean).join(' ')}>
-      <label htmlFor={id} className="field-label">
-        {label}
-        {required ? <span className="field-required" aria-hidden="true"> *</span> : null}
-      </label>
-      {children({ id, 'aria-invalid': error ? true : undefined, 'aria-describedby': describedBy })}
+      <div className="field-label-row">
+        <label htmlFor={id} className="field-label">
+          {label}
+        </label>
+        {required ? (
+          <span className="field-required" aria-hidden="true">
+            *
+          </span>
+        ) : null}
+      </div>
+      {children({ id, 'aria-invalid': error ? true : undefined, 'aria-describedby': describedBy, 'aria-required': required || undefined })}
       {hint ? (
         <p id={hintId} className="field-hint">
           {hint}

@@ -42,6 +42,8 @@ export class ApiError extends Error {
 
 type QueryValue = string | number | boolean | undefined | null;
 interface CallOptions {
+  /** Use this key instead of the session's (checking a key before signing in with it). */
+  key?: string;
   body?: unknown;
   query?: Record<string, QueryValue>;
   signal?: AbortSignal;
@@ -59,7 +61,7 @@ export function buildUrl(path: string, query?: Record<string, QueryValue>): stri
 
 /** One HTTP call with the session's key; retries a rate-limited GET (bounded) after Retry-After. */
 export async function send(method: string, path: string, options: CallOptions = {}): Promise<Response> {
-  const key = useSession.getState().key;
+  const key = options.key ?? useSession.getState().key;
   const headers: Record<string, string> = { accept: 'application/json' };
   if (key) headers.authorization = `Bearer ${key}`;
   let body: string | undefined;
@@ -99,7 +101,7 @@ export async function send(method: string, path: string, options: CallOptions = 
     } catch {
       // not JSON: keep the status line
     }
-    if (res.status === 401) useSession.getState().signOut('The server did not accept the API key (revoked or mistyped). Sign in again.');
+    if (res.status === 401 && options.key === undefined) useSession.getState().signOut('The server did not accept the API key (revoked or mistyped). Sign in again.');
     throw new ApiError(res.status, message, details, retryAfter);
   }
 }
@@ -176,6 +178,8 @@ export const WEBHOOK_EVENTS = ['batch.completed', 'batch.failed', 'node.scanned'
 
 export const api = {
   instance: () => one('GET', '/instance', Instance),
+  /** Checks a key (GET /v1/instance with it) without signing in. */
+  checkKey: (key: string) => one('GET', '/instance', Instance, { key }),
 
   nodes: {
     list: (query: NodeQuery, signal?: AbortSignal) =>

@@ -25,12 +25,10 @@ export function SignIn() {
     }
     setBusy(true);
     setError(undefined);
-    useSession.setState({ key: trimmed });
     try {
-      await api.instance();
+      await api.checkKey(trimmed);
       signIn(trimmed);
     } catch (err) {
-      useSession.setState({ key: null });
       setError(err instanceof ApiError && err.status === 401 ? 'This key was not accepted: it is mistyped or revoked.' : err instanceof Error ? err.message : String(err));
     } finally {
       setBusy(false);
