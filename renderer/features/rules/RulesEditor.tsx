@@ -31,11 +31,16 @@ export function RulesEditor({ slug }: { slug: string }) {
     rules.reload();
   };
 
+  // Optimistic: the switch flips at once and flips back if the server refuses.
   const toggle = async (rule: RuleT) => {
+    const page = rules.data;
+    if (!page) return;
+    const replace = (r: RuleT) => rules.set({ ...page, data: page.data.map((x) => (x.id === r.id ? r : x)) });
+    replace({ ...rule, enabled: !rule.enabled });
     try {
-      await api.rules.update(slug, rule.id, { enabled: !rule.enabled });
-      rules.reload();
+      replace(await api.rules.update(slug, rule.id, { enabled: !rule.enabled }));
     } catch (err) {
+      replace(rule);
       toast.error(err instanceof Error ? err.message : String(err));
     }
   };
