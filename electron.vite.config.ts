@@ -1,10 +1,13 @@
 import { cpSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'electron-vite';
 import type { Plugin } from 'vite';
 import { rendererConfig } from './renderer/vite.config.ts';
 
-const here = import.meta.dirname;
+// import.meta.url, not import.meta.dirname: config files are bundled before they run, and the
+// bundler rewrites only import.meta.url to the original file's address.
+const here = dirname(fileURLToPath(import.meta.url));
 
 /**
  * The main bundle carries the server (startServer runs in-process); the server reads its SQL
@@ -20,13 +23,22 @@ function copyMigrations(): Plugin {
   };
 }
 
+/**
+ * electron-vite forces `base: './'` on production renderer builds; the console is one bundle for
+ * Electron and browsers, served by the server at /console/ with client-side routes below it, so
+ * its assets must be addressed from /console/.
+ */
+function consoleBase(): Plugin {
+  return { name: 'waymark-console-base', config: () => ({ base: '/console/' }) };
+}
+
 export default defineConfig({
   main: {
     plugins: [copyMigrations()],
     build: {
       outDir: 'out/main',
       externalizeDeps: true,
-      rollupOptions: { input: { index: resolve(here, 'main/index.ts') } },
+      rolldownOptions: { input: { index: resolve(here, 'main/index.ts') } },
     },
   },
   preload: {
@@ -35,8 +47,11 @@ export default defineConfig({
       // A sandboxed preload cannot load ES modules or node_modules: one CommonJS file.
       externalizeDeps: false,
       lib: { entry: resolve(here, 'main/preload/index.ts'), formats: ['cjs'] },
-      rollupOptions: { external: ['electron'], output: { entryFileNames: '[name].cjs' } },
+      rolldownOptions: { external: ['electron'], output: { entryFileNames: '[name].cjs' } },
     },
   },
-  renderer: rendererConfig,
+  renderer: {
+    ...rendererConfig,
+    plugins: [...(rendererConfig.plugins ?? []), consoleBase()],
+  },
 });

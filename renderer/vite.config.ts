@@ -1,9 +1,12 @@
-import { resolve } from 'node:path';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
 import react from '@vitejs/plugin-react';
 import type { Plugin, UserConfig } from 'vite';
 
-const root = import.meta.dirname;
+// import.meta.url, not import.meta.dirname: config files are bundled before they run, and the
+// bundler rewrites only import.meta.url to the original file's address.
+const root = dirname(fileURLToPath(import.meta.url));
 export const CONSOLE_OUT_DIR = resolve(root, '..', 'out', 'renderer');
 /** Gzipped JavaScript the first screen may load (issue 5: aim under 300 KB). */
 export const FIRST_SCREEN_BUDGET = 300 * 1024;
@@ -64,9 +67,10 @@ export const rendererConfig: UserConfig = {
     outDir: CONSOLE_OUT_DIR,
     emptyOutDir: true,
     target: 'es2022',
+    minify: true,
     sourcemap: false,
     assetsInlineLimit: 0,
-    rollupOptions: { input: resolve(root, 'index.html') },
+    rolldownOptions: { input: resolve(root, 'index.html') },
   },
 };
 

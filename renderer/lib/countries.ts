@@ -35,7 +35,7 @@ export function countryName(code: string): string {
 
 /** Every IANA time zone the browser knows, plus UTC (which supportedValuesOf may omit). */
 export function timeZones(): string[] {
-  let zones: string[] = [];
+  let zones: string[];
   try {
     zones = Intl.supportedValuesOf('timeZone');
   } catch {

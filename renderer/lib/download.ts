@@ -27,7 +27,7 @@ export async function copyText(text: string): Promise<boolean> {
   area.className = 'visually-hidden';
   document.body.append(area);
   area.select();
-  let ok = false;
+  let ok: boolean;
   try {
     ok = document.execCommand('copy');
   } catch {

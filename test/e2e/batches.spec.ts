@@ -1,6 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { expect, test } from '@playwright/test';
-import { api, openConsole, requireChromium, screenshot } from './support.ts';
+import { api, expect, openConsole, requireChromium, screenshot, test } from './support.ts';
 
 requireChromium();
 

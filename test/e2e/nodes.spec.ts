@@ -1,5 +1,5 @@
-import { type Page, expect, test } from '@playwright/test';
-import { api, openConsole, requireChromium, screenshot, unique } from './support.ts';
+import type { Page } from '@playwright/test';
+import { api, expect, openConsole, requireChromium, screenshot, unique, test } from './support.ts';
 
 requireChromium();
 

@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { api, openConsole, requireChromium, screenshot, unique } from './support.ts';
+import { api, expect, openConsole, requireChromium, screenshot, unique, test } from './support.ts';
 
 requireChromium();
 

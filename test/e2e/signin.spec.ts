@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { requireChromium, screenshot, server } from './support.ts';
+import { expect, requireChromium, screenshot, server, test } from './support.ts';
 
 requireChromium();
 

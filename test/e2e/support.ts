@@ -1,6 +1,20 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { type Page, expect, test } from '@playwright/test';
+import { type Page, test as base, expect } from '@playwright/test';
+
+/** Playwright's test, failing any test during which the console threw an uncaught error. */
+export const test = base.extend<{ noPageErrors: void }>({
+  noPageErrors: [
+    async ({ page }, use) => {
+      const errors: string[] = [];
+      page.on('pageerror', (err) => errors.push(`${err.message}\n${err.stack ?? ''}`));
+      await use();
+      expect(errors, 'uncaught errors in the console').toEqual([]);
+    },
+    { auto: true },
+  ],
+});
+export { expect };
 import { CHROMIUM } from '../../playwright.config.ts';
 
 export const hasChromium = existsSync(CHROMIUM);
@@ -22,7 +36,7 @@ export const server = {
 };
 
 /** The API directly (test setup and checks), with the console's key unless told otherwise. */
-export async function api(method: string, path: string, body?: unknown, key: string | null = server.key): Promise<{ status: number; body: any }> {
+export async function api(method: string, path: string, body?: unknown, key: string | null = server.key): Promise<{ status: number; body: any }> /* eslint-disable-line @typescript-eslint/no-explicit-any */ {
   const headers: Record<string, string> = {};
   if (key) headers.authorization = `Bearer ${key}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
@@ -44,10 +58,11 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(shots, { recursive: true });
   await page.evaluate(async () => {
     await document.fonts?.ready;
-    // Transient toasts would clutter the pictures.
-    document.querySelectorAll('.toast').forEach((t) => t.remove());
+    // Transient toasts would clutter the pictures (hidden, not removed: React owns those nodes).
+    document.querySelectorAll<HTMLElement>('.toasts').forEach((t) => (t.style.visibility = 'hidden'));
   });
   await page.screenshot({ path: join(shots, `${name}.png`), fullPage: false, animations: 'disabled', caret: 'hide' });
+  await page.evaluate(() => document.querySelectorAll<HTMLElement>('.toasts').forEach((t) => (t.style.visibility = '')));
 }
 
 export function unique(prefix: string): string {

@@ -1,5 +1,4 @@
-import { expect, test } from '@playwright/test';
-import { api, openConsole, requireChromium, screenshot } from './support.ts';
+import { api, expect, openConsole, requireChromium, screenshot, test } from './support.ts';
 
 requireChromium();
 
