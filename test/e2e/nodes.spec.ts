@@ -18,13 +18,13 @@ async function submitAndOpen(page: Page, label: string) {
 test('creates one node of every type through the forms', async ({ page }) => {
   const made: Record<string, string> = {};
 
-  let label = unique('Door redirect');
+  let label = 'Door redirect';
   await startNode(page, 'Redirect', label);
   await page.getByLabel('Destination URL', { exact: true }).fill('https://example.com/menu');
   await screenshot(page, 'node-create');
   made.redirect = await submitAndOpen(page, label);
 
-  label = unique('Reception contact');
+  label = 'Reception contact';
   await startNode(page, 'vCard contact', label);
   await page.getByLabel('First name', { exact: true }).fill('Ada');
   await page.getByLabel('Last name', { exact: true }).fill('Lovelace');
@@ -32,21 +32,21 @@ test('creates one node of every type through the forms', async ({ page }) => {
   await page.getByLabel('Phone', { exact: true }).fill('+44 20 7946 0000');
   made.vcard = await submitAndOpen(page, label);
 
-  label = unique('Guest Wi-Fi');
+  label = 'Guest Wi-Fi';
   await startNode(page, 'Wi-Fi', label);
   await page.getByLabel('Network name (SSID)').fill('Guests');
   await page.getByLabel('Security', { exact: true }).selectOption('WPA2');
   await page.getByLabel('Password', { exact: true }).fill('correct horse');
   made.wifi = await submitAndOpen(page, label);
 
-  label = unique('WhatsApp us');
+  label = 'WhatsApp us';
   await startNode(page, 'Action', label);
   await page.getByLabel('Action', { exact: true }).selectOption('whatsapp');
   await page.getByLabel('Phone', { exact: true }).fill('+33 6 12 34 56 78');
   await page.getByLabel('Message', { exact: true }).fill('Hello from table 4');
   made.action = await submitAndOpen(page, label);
 
-  label = unique('Spring menu');
+  label = 'Spring menu';
   await startNode(page, 'Microsite', label);
   await page.getByLabel('Title', { exact: true }).fill('Spring menu');
   await page.getByLabel('Body', { exact: true }).fill('Fresh dishes every day.');
@@ -56,7 +56,7 @@ test('creates one node of every type through the forms', async ({ page }) => {
   await page.getByLabel('Link 1 URL').fill('https://example.com/book');
   made.microsite = await submitAndOpen(page, label);
 
-  label = unique('Sales card');
+  label = 'Sales card';
   await startNode(page, 'Digital card', label);
   await page.getByLabel('Name', { exact: true }).fill('Grace Hopper');
   await page.getByLabel('Job title', { exact: true }).fill('Engineer');
