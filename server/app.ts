@@ -29,6 +29,17 @@ import { instanceRoutes } from './features/instance/routes.ts';
 import { TemplatesRepo } from './features/templates/repo.ts';
 import { templateRoutes } from './features/templates/routes.ts';
 import { TemplateService } from './features/templates/service.ts';
+import { createPrivateAddressList } from './features/webhooks/address.ts';
+import { WebhookDispatcher } from './features/webhooks/dispatcher.ts';
+import { registerWebhookMetrics } from './features/webhooks/metrics.ts';
+import { WebhooksRepo } from './features/webhooks/repo.ts';
+import { webhookRoutes } from './features/webhooks/routes.ts';
+import { WebhookSender } from './features/webhooks/sender.ts';
+import { WebhookService } from './features/webhooks/service.ts';
+import type { NfcDevice } from './features/nfc/bridge.ts';
+import { NfcRepo } from './features/nfc/repo.ts';
+import { nfcRoutes } from './features/nfc/routes.ts';
+import { NfcService } from './features/nfc/service.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -45,6 +56,8 @@ export interface CreateAppOptions {
   clock: Clock;
   config: AppConfig;
   logger?: Logger;
+  /** The NFC reader bridge (serve.ts starts one); without it the NFC API reports NFC unavailable. */
+  nfc?: NfcDevice | null;
 }
 
 /** A background worker the app starts and stops with itself. */
@@ -67,7 +80,7 @@ export interface App {
   routes: readonly AnyRouteSpec[];
 }
 
-function createServices(db: Database, clock: Clock, config: AppConfig) {
+function createServices(db: Database, clock: Clock, config: AppConfig, logger: Logger, nfcDevice: NfcDevice | null = null) {
   const outbox = new Outbox(db, clock);
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
@@ -91,15 +104,34 @@ function createServices(db: Database, clock: Clock, config: AppConfig) {
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator };
+  const privateList = createPrivateAddressList();
+  const webhooks = new WebhookService({ repo: new WebhooksRepo(db), outbox, clock, settings: config.webhooks, privateList });
+  const webhookSender = new WebhookSender({
+    timeoutMs: config.webhooks.timeoutMs,
+    publicOnly: config.webhooks.publicOnly,
+    privateList,
+    userAgent: `Waymark-Webhooks/${config.version}`,
+  });
+  const webhookDispatcher = new WebhookDispatcher({ service: webhooks, sender: webhookSender, outbox, clock, logger });
+  const nfc = new NfcService({
+    clock,
+    outbox,
+    repo: new NfcRepo(db),
+    nodes: nodesRepo,
+    nodeService: nodes,
+    batchService: batches,
+    scanUrl,
+    device: nfcDevice,
+  });
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, webhooks, webhookDispatcher, nfc };
 }
 
 /**
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ db, clock, config, logger = consoleLogger }: CreateAppOptions): App {
-  const services = createServices(db, clock, config);
+export function createApp({ db, clock, config, logger = consoleLogger, nfc = null }: CreateAppOptions): App {
+  const services = createServices(db, clock, config, logger, nfc);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
@@ -108,9 +140,16 @@ export function createApp({ db, clock, config, logger = consoleLogger }: CreateA
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
     ...instanceRoutes(config, services.keys),
+    ...webhookRoutes(services.webhooks),
+    ...nfcRoutes(services.nfc),
   ];
-  const workers: Worker[] = [services.generator];
+  const workers: Worker[] = [
+    services.generator,
+    services.webhookDispatcher,
+    { start: () => services.nfc.start(), stop: async () => services.nfc.stop() },
+  ];
   const metrics = createMetrics(db, config.version);
+  registerWebhookMetrics(metrics, services.webhooks);
 
   const expressApp = createHttpApp({
     routes,

@@ -14,7 +14,9 @@ const program = new Command()
   .version(VERSION);
 
 const dataOption = () => new Option('--data <dir>', 'data directory').env('WAYMARK_DATA').default('./data');
-const jsonOption = () => new Option('--json', 'print one JSON line').env('WAYMARK_JSON');
+// Boolean flags read their WAYMARK_* variable through envFlag, not commander's .env(): commander
+// turns a boolean flag on whenever the variable is set, so WAYMARK_TRUST_PROXY=false enabled it.
+const jsonOption = () => new Option('--json', 'print one JSON line (env: WAYMARK_JSON)');
 
 program
   .command('serve')
@@ -23,18 +25,43 @@ program
   .addOption(new Option('--port <port>', 'port (0 picks a free one)').env('WAYMARK_PORT').default('8787').argParser(parsePort))
   .addOption(dataOption())
   .addOption(new Option('--scan-base <url>', 'public address printed on tags (default: the listening URL)').env('WAYMARK_SCAN_BASE'))
-  .addOption(new Option('--trust-proxy', 'honour X-Forwarded-For and CF-IPCountry from a reverse proxy').env('WAYMARK_TRUST_PROXY'))
-  .action(async (opts: { host: string; port: number | string; data: string; scanBase?: string; trustProxy?: boolean }) => {
+  .addOption(new Option('--trust-proxy', 'honour X-Forwarded-For and CF-IPCountry from a reverse proxy (env: WAYMARK_TRUST_PROXY)'))
+  .addOption(
+    new Option('--webhooks-public-only', 'refuse webhook receivers on private or loopback addresses (env: WAYMARK_WEBHOOKS_PUBLIC_ONLY)'),
+  )
+  .addOption(new Option('--no-nfc', 'do not start the NFC reader bridge (PC/SC) (env: WAYMARK_NO_NFC)'))
+  .addOption(
+    new Option('--webhook-retry-base-ms <ms>', 'first webhook retry delay; later ones scale from it (tests)')
+      .env('WAYMARK_WEBHOOK_RETRY_BASE_MS')
+      .argParser(parseMs)
+      .hideHelp(),
+  )
+  .action(async (opts: {
+    host: string;
+    port: number | string;
+    data: string;
+    scanBase?: string;
+    trustProxy?: boolean;
+    webhooksPublicOnly?: boolean;
+    webhookRetryBaseMs?: number;
+    nfc?: boolean;
+  }) => {
     if (opts.scanBase !== undefined && !/^https?:\/\/[^/\s]+(\/[^\s]*)?$/i.test(opts.scanBase)) {
       fail('--scan-base must be an http(s) URL such as https://w.example.com');
     }
-    const running = await startServer({
-      host: opts.host,
-      port: typeof opts.port === 'string' ? parsePort(opts.port) : opts.port,
-      dataDir: opts.data,
-      scanBase: opts.scanBase,
-      trustProxy: Boolean(opts.trustProxy),
-    });
+    const port = typeof opts.port === 'string' ? parsePort(opts.port) : opts.port;
+    const trustProxy = opts.trustProxy === true || envFlag('WAYMARK_TRUST_PROXY');
+    const webhooks = {
+      publicOnly: opts.webhooksPublicOnly === true || envFlag('WAYMARK_WEBHOOKS_PUBLIC_ONLY'),
+      retryBaseMs: opts.webhookRetryBaseMs,
+    };
+    let running: Awaited<ReturnType<typeof startServer>>;
+    try {
+      const nfc = opts.nfc !== false && !envFlag('WAYMARK_NO_NFC');
+      running = await startServer({ host: opts.host, port, dataDir: opts.data, scanBase: opts.scanBase, trustProxy, webhooks, nfc });
+    } catch (err) {
+      fail(startupError(err, opts.host, port, opts.data));
+    }
     console.log(`Waymark ${VERSION} listening on ${running.url}`);
     console.log(`Data: ${databaseFile(opts.data)}`);
     if (running.firstRun) {
@@ -71,9 +98,10 @@ org
   .addOption(jsonOption())
   .action((opts: { name: string; data: string; json?: boolean }) => {
     const name = nonBlank(opts.name, '--name');
+    const json = opts.json === true || envFlag('WAYMARK_JSON');
     withKeys(opts.data, (keys) => {
       const { org: created, apiKey } = keys.createOrgWithKey(name, 'First key');
-      if (opts.json) {
+      if (json) {
         console.log(JSON.stringify({ org: { id: created.id, name: created.name }, api_key: apiKey }));
       } else {
         console.log(`Organization ${created.name} (${created.id})`);
@@ -93,6 +121,7 @@ keysCommand
   .addOption(jsonOption())
   .action((opts: { org: string; name: string; plan: Plan; data: string; json?: boolean }) => {
     const name = nonBlank(opts.name, '--name');
+    const json = opts.json === true || envFlag('WAYMARK_JSON');
     withKeys(opts.data, (keys) => {
       let result;
       try {
@@ -101,7 +130,7 @@ keysCommand
         fail(`organization ${opts.org} not found`);
       }
       const { key, apiKey } = result;
-      if (opts.json) {
+      if (json) {
         console.log(JSON.stringify({ key: { id: key.id, name: key.name, plan: key.plan }, api_key: apiKey }));
       } else {
         console.log(`Key ${key.name} (${key.id}, plan ${key.plan})`);
@@ -110,8 +139,28 @@ keysCommand
     });
   });
 
+/** One line saying why the server could not start (a port in use, an unusable data directory). */
+function startupError(err: unknown, host: string, port: number, dataDir: string): string {
+  const e = err as NodeJS.ErrnoException;
+  if (e?.syscall === 'listen') {
+    if (e.code === 'EADDRINUSE') return `port ${port} on ${host} is already in use (choose another with --port)`;
+    if (e.code === 'EACCES') return `not allowed to listen on ${host}:${port}`;
+    if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND') return `${host} is not an address of this machine`;
+    return `cannot listen on ${host}:${port}: ${e.message}`;
+  }
+  return `cannot use data directory ${dataDir}: ${err instanceof Error ? err.message : String(err)}`;
+}
+
+function openData(dataDir: string) {
+  try {
+    return openDatabase(databaseFile(dataDir));
+  } catch (err) {
+    fail(`cannot use data directory ${dataDir}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
 function withKeys(dataDir: string, run: (keys: KeyService) => void): void {
-  const db = openDatabase(databaseFile(dataDir));
+  const db = openData(dataDir);
   try {
     run(new KeyService(db, new KeysRepo(db), systemClock));
   } finally {
@@ -119,10 +168,23 @@ function withKeys(dataDir: string, run: (keys: KeyService) => void): void {
   }
 }
 
+/** A boolean WAYMARK_* variable: 1/true/yes/on or 0/false/no/off (unset or empty: off). */
+function envFlag(name: string): boolean {
+  const value = (process.env[name] ?? '').trim();
+  if (value === '' || /^(0|false|no|off)$/i.test(value)) return false;
+  if (/^(1|true|yes|on)$/i.test(value)) return true;
+  fail(`${name} must be true or false (got ${JSON.stringify(value)})`);
+}
+
 function parsePort(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) fail(`invalid port: ${value}`);
   return port;
+}
+
+function parseMs(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1) fail(`invalid number of milliseconds: ${value}`);
+  return Number(value);
 }
 
 function nonBlank(value: string, flag: string): string {

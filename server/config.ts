@@ -11,9 +11,32 @@ export interface AppConfig {
   /** Where the data lives (shown in the console's About screen). */
   dataDir: string;
   version: string;
+  /** Webhook delivery settings (docs/webhooks.md). */
+  webhooks: WebhookSettings;
   /** Folder of the built console served at /console/ (default: out/renderer of the project). */
   consoleDir?: string | undefined;
 }
+
+export interface WebhookSettings {
+  /** Refuse private and loopback receivers (`--webhooks-public-only`): on for a public instance, off on a site. */
+  publicOnly: boolean;
+  /** First retry delay; later ones scale from it (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). Default 5000. */
+  retryBaseMs: number;
+  /** Per-attempt timeout. Default 15000. */
+  timeoutMs: number;
+  /** An endpoint failing continuously for this long is disabled. Default 5 days. */
+  disableAfterMs: number;
+  /** Finished deliveries (and their attempt logs) are kept this long. Default 30 days. */
+  retentionMs: number;
+}
+
+export const defaultWebhookSettings: WebhookSettings = {
+  publicOnly: false,
+  retryBaseMs: 5000,
+  timeoutMs: 15_000,
+  disableAfterMs: 5 * 24 * 60 * 60 * 1000,
+  retentionMs: 30 * 24 * 60 * 60 * 1000,
+};
 
 /**
  * The version from the project's package.json, found by walking up from this file (it sits one
@@ -34,7 +57,9 @@ function readVersion(): string {
 
 export const VERSION: string = readVersion();
 
-export function makeConfig(partial: Partial<AppConfig> & Pick<AppConfig, 'scanBase'>): AppConfig {
+export function makeConfig(
+  partial: Partial<Omit<AppConfig, 'webhooks'>> & Pick<AppConfig, 'scanBase'> & { webhooks?: Partial<WebhookSettings> | undefined },
+): AppConfig {
   const scanBase = partial.scanBase.replace(/\/+$/, '');
   return {
     scanBase,
@@ -43,5 +68,10 @@ export function makeConfig(partial: Partial<AppConfig> & Pick<AppConfig, 'scanBa
     dataDir: partial.dataDir ?? '',
     version: partial.version ?? VERSION,
     consoleDir: partial.consoleDir,
+    webhooks: { ...defaultWebhookSettings, ...definedOnly(partial.webhooks ?? {}) },
   };
+}
+
+function definedOnly<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

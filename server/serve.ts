@@ -3,9 +3,10 @@ import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { type App, createApp, type Logger, consoleLogger } from './app.ts';
-import { makeConfig } from './config.ts';
+import { makeConfig, type WebhookSettings } from './config.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
+import { NfcBridge, type NfcBridgeOptions } from './features/nfc/bridge.ts';
 
 export interface ServeOptions {
   host: string;
@@ -17,6 +18,13 @@ export interface ServeOptions {
   consoleDir?: string | undefined;
   clock?: Clock;
   logger?: Logger;
+  /** Webhook delivery settings; unset fields keep their defaults. */
+  webhooks?: Partial<WebhookSettings> | undefined;
+  /**
+   * Start the NFC reader bridge (a PC/SC child process with a watchdog). `true` starts one with
+   * this process's environment; an object passes its options (e.g. PCSCLITE_CSOCK_NAME in env).
+   */
+  nfc?: boolean | NfcBridgeOptions;
 }
 
 export interface RunningServer {
@@ -48,10 +56,15 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const logger = options.logger ?? consoleLogger;
   const db = openDatabase(databaseFile(options.dataDir));
   const server = createServer();
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
-  });
+  try {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => resolve());
+    });
+  } catch (err) {
+    db.close(); // e.g. the port is in use: do not leave the database open behind the error
+    throw err;
+  }
   const { port } = server.address() as AddressInfo;
   const url = `http://${reachableHost(options.host)}:${port}`;
   const config = makeConfig({
@@ -60,8 +73,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     trustProxy: options.trustProxy ?? false,
     dataDir: options.dataDir,
     consoleDir: options.consoleDir,
+    webhooks: options.webhooks,
   });
-  const app = createApp({ db, clock, config, logger });
+  const nfc = options.nfc
+    ? new NfcBridge({ log: (m) => logger.info(m), ...(typeof options.nfc === 'object' ? options.nfc : {}) })
+    : null;
+  nfc?.start();
+  const app = createApp({ db, clock, config, logger, nfc });
   server.on('request', app.handle);
 
   let firstRun: RunningServer['firstRun'];
@@ -79,6 +97,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         server.closeAllConnections();
       });
       await app.stop();
+      await nfc?.stop();
       db.close();
     })());
 

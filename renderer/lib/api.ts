@@ -8,6 +8,15 @@ import { Instance } from '../../server/schemas/instance.ts';
 import { type CreateNodeBody, Node, NodeCreated, NodeDeleted, NodeUpdated, type UpdateNodeBody } from '../../server/schemas/nodes.ts';
 import { type CreateRuleBody, Rule, type UpdateRuleBody } from '../../server/schemas/rules.ts';
 import { type CreateTemplateBody, Template, type UpdateTemplateBody } from '../../server/schemas/templates.ts';
+import {
+  type CreateWebhookBody,
+  Delivery,
+  SecretRotated,
+  type UpdateWebhookBody,
+  WEBHOOK_EVENT_TYPES,
+  Webhook,
+  WebhookCreated,
+} from '../../server/schemas/webhooks.ts';
 import { useSession } from './session.ts';
 
 export type CreateNodeInput = z.input<typeof CreateNodeBody>;
@@ -157,24 +166,17 @@ export interface NodeQuery {
   offset?: number;
 }
 
-// Shapes of the scans and webhooks features (DESIGN §3), read leniently: their schemas are not in
-// server/schemas yet, and a console talking to an older server must still render.
-export const Webhook = z.looseObject({
-  id: z.string(),
-  url: z.string(),
-  events: z.array(z.string()).default([]),
-  description: z.string().nullable().optional(),
-  active: z.boolean().optional(),
-  created_at: z.string().optional(),
-  secret: z.string().optional(),
-});
-export type WebhookT = z.infer<typeof Webhook>;
-export const Delivery = z.looseObject({ id: z.union([z.string(), z.number()]).optional() });
-export type DeliveryT = z.infer<typeof Delivery>;
+// The scans feature's shapes are read leniently: its schemas are not in server/schemas yet, and
+// a console talking to a server without it must still render.
 export const ScanEvent = z.looseObject({ id: z.union([z.string(), z.number()]).optional() });
 export type ScanEventT = z.infer<typeof ScanEvent>;
 
-export const WEBHOOK_EVENTS = ['batch.completed', 'batch.failed', 'node.scanned', 'node.created', 'node.updated', 'node.deleted', 'tag.written'] as const;
+export type WebhookT = z.infer<typeof Webhook>;
+export type WebhookCreatedT = z.infer<typeof WebhookCreated>;
+export type DeliveryT = z.infer<typeof Delivery>;
+export type CreateWebhookInput = z.input<typeof CreateWebhookBody>;
+export type UpdateWebhookInput = z.input<typeof UpdateWebhookBody>;
+export { WEBHOOK_EVENT_TYPES };
 
 export const api = {
   instance: () => one('GET', '/instance', Instance),
@@ -229,15 +231,13 @@ export const api = {
   },
 
   webhooks: {
-    list: () => many('/webhooks', Webhook),
-    create: (body: { url: string; events: string[]; description?: string }) => one('POST', '/webhooks', Webhook, { body }),
-    update: (id: string, body: { active?: boolean; events?: string[]; url?: string; description?: string }) =>
-      one('PATCH', `/webhooks/${enc(id)}`, Webhook, { body }),
+    list: () => many('/webhooks', Webhook, { query: { limit: 100 } }),
+    create: (body: CreateWebhookInput) => one('POST', '/webhooks', WebhookCreated, { body }),
+    update: (id: string, body: UpdateWebhookInput) => one('PATCH', `/webhooks/${enc(id)}`, Webhook, { body }),
     remove: (id: string) => send('DELETE', `/webhooks/${enc(id)}`),
-    deliveries: (id: string) => many(`/webhooks/${enc(id)}/deliveries`, Delivery, { query: { limit: 50 } }),
-    test: async (id: string) => {
-      const res = await send('POST', `/webhooks/${enc(id)}/test`);
-      return ((await res.json()) as { data?: unknown }).data;
-    },
+    rotateSecret: (id: string) => one('POST', `/webhooks/${enc(id)}/rotate-secret`, SecretRotated),
+    deliveries: (id: string) => many(`/webhooks/${enc(id)}/deliveries`, Delivery, { query: { limit: 25 } }),
+    redeliver: (id: string, deliveryId: string) => one('POST', `/webhooks/${enc(id)}/deliveries/${enc(deliveryId)}/redeliver`, Delivery),
+    test: (id: string) => one('POST', `/webhooks/${enc(id)}/test`, Delivery),
   },
 };

@@ -20,8 +20,16 @@ export function errorHandler(logger: ErrorLogger) {
         body = { data: null, error: 'Request body too large (limit 64 KiB)' };
       } else if (err.status >= 400 && err.status < 500) {
         status = 400;
-        body = { data: null, error: err.type === 'entity.parse.failed' ? 'Malformed JSON body' : 'Request body could not be read' };
+        const text: Record<string, string> = {
+          'entity.parse.failed': 'Malformed JSON body',
+          'entity.empty': 'Request body must be a JSON object (it is empty)',
+        };
+        body = { data: null, error: text[err.type] ?? 'Request body could not be read' };
       }
+    } else if (isClientError(err)) {
+      // The router's own 400s, e.g. a path segment with malformed percent-encoding (`/nodes/%ZZ`).
+      status = 400;
+      body = { data: null, error: 'Malformed request URL' };
     }
     if (status === 500) logger.error(`${req.method} ${req.originalUrl} failed (request ${String(res.getHeader('X-Request-Id'))})`, err);
     if (res.headersSent) {
@@ -30,6 +38,10 @@ export function errorHandler(logger: ErrorLogger) {
     }
     res.status(status).json(body);
   };
+}
+
+function isClientError(err: unknown): boolean {
+  return err instanceof URIError || (err instanceof Error && 'status' in err && err.status === 400);
 }
 
 function isBodyParserError(err: unknown): err is { type: string; status: number } {

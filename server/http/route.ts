@@ -1,6 +1,6 @@
 import type { NextFunction, Request, Response, Router } from 'express';
 import { z } from 'zod';
-import { BadRequestError, RateLimitError, UnauthorizedError } from '../platform/errors.ts';
+import { BadRequestError, RateLimitError, UnauthorizedError, ValidationError } from '../platform/errors.ts';
 import { parseOrThrow } from '../platform/validation.ts';
 import type { AuthenticatedKey, KeyService } from '../features/keys/service.ts';
 import type { Budget, RateLimiter } from './rateLimit.ts';
@@ -97,6 +97,8 @@ export function mount(router: Router, deps: ApiDeps, spec: AnyRouteSpec, jsonPar
       if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) {
         throw new BadRequestError('Request body must be a JSON object');
       }
+      const proto = protoKeyPath(req.body);
+      if (proto !== undefined) throw new ValidationError({ [proto]: 'is not a known field' });
       body = parseOrThrow(spec.body, req.body);
     }
     const query = spec.query ? parseOrThrow(spec.query, { ...req.query }) : req.query;
@@ -108,4 +110,24 @@ export function mount(router: Router, deps: ApiDeps, spec: AnyRouteSpec, jsonPar
     if (reply.total !== undefined) payload.total = reply.total;
     res.status(reply.status ?? 200).json(payload);
   });
+}
+
+/**
+ * The dotted path of the first `__proto__` key anywhere in a parsed JSON body, if any.
+ * JSON.parse keeps it as an own key, but zod's record schemas copy objects by assignment, which
+ * turns that key into the copy's prototype: the field would vanish from validation instead of
+ * being rejected as unknown. Iterative, so a deeply nested body cannot overflow the stack.
+ */
+export function protoKeyPath(body: unknown): string | undefined {
+  const stack: Array<{ value: unknown; path: string }> = [{ value: body, path: '' }];
+  while (stack.length > 0) {
+    const { value, path } = stack.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    for (const [key, child] of Object.entries(value)) {
+      const childPath = path === '' ? key : `${path}.${key}`;
+      if (key === '__proto__' && !Array.isArray(value)) return childPath;
+      stack.push({ value: child, path: childPath });
+    }
+  }
+  return undefined;
 }

@@ -8,6 +8,8 @@ export const DEVICES = ['mobile', 'tablet', 'desktop'] as const;
 export const OPERATING_SYSTEMS = ['ios', 'android', 'windows', 'macos', 'linux'] as const;
 
 function isTimeZone(name: string): boolean {
+  // Intl also takes UTC offsets ("+05:00") as time zones; they are not IANA names and ignore DST.
+  if (/^[+-]/.test(name)) return false;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: name });
     return true;

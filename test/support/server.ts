@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../server/app.ts';
+import type { WebhookSettings } from '../../server/config.ts';
 import type { Clock } from '../../server/platform/clock.ts';
 import { type RunningServer, startServer } from '../../server/serve.ts';
 
@@ -33,7 +34,22 @@ export interface ApiResponse {
 }
 
 /** A real server on 127.0.0.1 (random port) over a real SQLite file in a temp dir. */
-export async function startTestServer(options: { clock?: Clock; dataDir?: string; scanBase?: string; trustProxy?: boolean } = {}): Promise<TestServer> {
+export interface TestServerOptions {
+  clock?: Clock;
+  dataDir?: string;
+  scanBase?: string;
+  trustProxy?: boolean;
+  /**
+   * `unlimited` makes the default key an enterprise key with budgets no functional test reaches
+   * (the first-run developer key allows 20 requests a second). Rate-limit tests leave it unset.
+   */
+  limits?: 'developer' | 'unlimited';
+  webhooks?: Partial<WebhookSettings>;
+}
+
+export const UNLIMITED = { standard_per_minute: 1_000_000, batch_per_minute: 1_000_000, burst_per_second: 1_000_000 };
+
+export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
   const running = await startServer({
     host: '127.0.0.1',
@@ -41,11 +57,15 @@ export async function startTestServer(options: { clock?: Clock; dataDir?: string
     dataDir,
     scanBase: options.scanBase,
     trustProxy: options.trustProxy,
+    webhooks: options.webhooks,
     logger: quietLogger,
     ...(options.clock ? { clock: options.clock } : {}),
   });
   if (!running.firstRun) throw new Error('expected a fresh data directory');
-  const apiKey = running.firstRun.apiKey;
+  const apiKey =
+    options.limits === 'unlimited'
+      ? running.app.services.keys.createKey(running.firstRun.orgId, 'Test (unlimited)', 'enterprise', UNLIMITED).apiKey
+      : running.firstRun.apiKey;
   return {
     url: running.url,
     apiKey,

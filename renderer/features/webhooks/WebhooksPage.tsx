@@ -1,6 +1,5 @@
 import { type FormEvent, useState } from 'react';
-import { z } from 'zod';
-import { httpUrl } from '../../../server/schemas/common.ts';
+import { CreateWebhookBody, type WebhookEventType } from '../../../server/schemas/webhooks.ts';
 import { StatusBadge, Tag } from '../../components/Badge.tsx';
 import { Button } from '../../components/Button.tsx';
 import { SecretBox } from '../../components/CopyButton.tsx';
@@ -8,17 +7,13 @@ import { ConfirmDialog, Dialog } from '../../components/Dialog.tsx';
 import { Field, FieldSet } from '../../components/Field.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx';
-import { ApiError, WEBHOOK_EVENTS, api, type WebhookT } from '../../lib/api.ts';
+import { ApiError, type DeliveryT, type WebhookCreatedT, WEBHOOK_EVENT_TYPES, api, type WebhookT } from '../../lib/api.ts';
 import { formatDate } from '../../lib/format.ts';
 import { toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
 import { type FieldErrors, validate } from '../../lib/validation.ts';
 
-const WebhookForm = z.object({
-  url: httpUrl,
-  events: z.array(z.string()).min(1, 'must include at least one event'),
-  description: z.string().max(500, 'must be at most 500 characters').optional(),
-});
+const DEFAULT_EVENTS = WEBHOOK_EVENT_TYPES.filter((e) => e !== 'webhook.disabled');
 
 function missing(e: unknown): boolean {
   return e instanceof ApiError && e.isMissingEndpoint;
@@ -73,6 +68,13 @@ export function WebhooksPage() {
                   <div>
                     <p className="strong mono break">{h.url}</p>
                     {h.description ? <p className="muted">{h.description}</p> : null}
+                    {h.disabled ? (
+                      <p className="field-error">
+                        Disabled automatically {formatDate(h.disabled.at)}: {h.disabled.reason}. Enable it again once the receiver works.
+                      </p>
+                    ) : h.failing_since ? (
+                      <p className="field-error">Failing since {formatDate(h.failing_since)}; deliveries are being retried.</p>
+                    ) : null}
                     <p className="chips">
                       {h.events.map((e) => (
                         <Tag key={e}>{e}</Tag>
@@ -80,7 +82,7 @@ export function WebhooksPage() {
                     </p>
                   </div>
                   <div className="webhook-side">
-                    <StatusBadge status={h.active === false ? 'disabled' : 'active'} />
+                    <StatusBadge status={h.active ? 'active' : 'disabled'} />
                     <span className="muted">{formatDate(h.created_at)}</span>
                   </div>
                 </div>
@@ -93,14 +95,29 @@ export function WebhooksPage() {
                     size="sm"
                     onClick={async () => {
                       try {
-                        await api.webhooks.update(h.id, { active: h.active === false });
+                        await api.webhooks.update(h.id, { active: !h.active });
                         hooks.reload();
                       } catch (err) {
                         toast.error(err instanceof Error ? err.message : String(err));
                       }
                     }}
                   >
-                    {h.active === false ? 'Enable' : 'Disable'}
+                    {h.active ? 'Disable' : 'Enable'}
+                  </Button>
+                  <Button
+                    size="sm"
+                    onClick={async () => {
+                      try {
+                        const rotated = await api.webhooks.rotateSecret(h.id);
+                        setSecret({ url: h.url, secret: rotated.secret });
+                        toast.info('New secret issued; the old one still signs for 24 hours');
+                        hooks.reload();
+                      } catch (err) {
+                        toast.error(err instanceof Error ? err.message : String(err));
+                      }
+                    }}
+                  >
+                    Rotate secret
                   </Button>
                   <Button size="sm" variant="ghost" onClick={() => setDeleting(h)}>
                     Delete
@@ -117,7 +134,7 @@ export function WebhooksPage() {
         onClose={() => setCreating(false)}
         onCreated={(h) => {
           setCreating(false);
-          if (h.secret) setSecret({ url: h.url, secret: h.secret });
+          setSecret({ url: h.url, secret: h.secret });
           toast.success('Webhook created');
           hooks.reload();
         }}
@@ -168,13 +185,17 @@ function TestButton({ id }: { id: string }) {
   );
 }
 
-function field(r: Record<string, unknown>, ...keys: string[]): string {
-  for (const k of keys) if (r[k] !== undefined && r[k] !== null && r[k] !== '') return String(r[k]);
-  return '';
-}
-
 function Deliveries({ id }: { id: string }) {
   const deliveries = useResource(() => api.webhooks.deliveries(id), [id]);
+  const redeliver = async (d: DeliveryT) => {
+    try {
+      await api.webhooks.redeliver(id, d.id);
+      toast.success('Delivery queued again (same webhook-id)');
+      deliveries.reload();
+    } catch (err) {
+      toast.error(err instanceof Error ? err.message : String(err));
+    }
+  };
   return (
     <div className="deliveries">
       <div className="deliveries-head">
@@ -195,27 +216,42 @@ function Deliveries({ id }: { id: string }) {
             <caption className="visually-hidden">Deliveries</caption>
             <thead>
               <tr>
-                <th scope="col">Time</th>
+                <th scope="col">Created</th>
                 <th scope="col">Event</th>
                 <th scope="col">Status</th>
+                <th scope="col">Attempts</th>
                 <th scope="col">Response</th>
                 <th scope="col">Duration</th>
                 <th scope="col">Error / next retry</th>
+                <th scope="col">
+                  <span className="visually-hidden">Actions</span>
+                </th>
               </tr>
             </thead>
             <tbody>
-              {deliveries.data.data.map((d, i) => {
-                const r = d as Record<string, unknown>;
-                const status = field(r, 'status', 'state', 'outcome');
-                const duration = field(r, 'duration_ms');
+              {deliveries.data.data.map((d) => {
+                const last = d.attempts[d.attempts.length - 1];
                 return (
-                  <tr key={String(d.id ?? i)}>
-                    <td className="nowrap">{formatDate(field(r, 'attempted_at', 'created_at', 'time', 'timestamp') || undefined)}</td>
-                    <td className="mono">{field(r, 'event_type', 'type', 'event') || '—'}</td>
-                    <td>{status ? <StatusBadge status={status} /> : '—'}</td>
-                    <td>{field(r, 'status_code', 'response_status', 'http_status') || '—'}</td>
-                    <td>{duration ? `${duration} ms` : '—'}</td>
-                    <td className="truncate">{field(r, 'error') || (field(r, 'next_attempt_at', 'next_retry_at') ? `retry ${formatDate(field(r, 'next_attempt_at', 'next_retry_at'))}` : '—')}</td>
+                  <tr key={d.id}>
+                    <td className="nowrap">{formatDate(d.created_at)}</td>
+                    <td className="mono">{d.event_type}</td>
+                    <td>
+                      <StatusBadge status={d.status === 'succeeded' ? 'delivered' : d.status} />
+                    </td>
+                    <td className="num">{d.attempt_count}</td>
+                    <td>{d.last_status_code ?? '—'}</td>
+                    <td>{last ? `${last.duration_ms} ms` : '—'}</td>
+                    <td className="truncate" title={d.last_error ?? undefined}>
+                      {d.last_error ?? ''}
+                      {d.next_attempt_at ? ` retry ${formatDate(d.next_attempt_at)}` : d.last_error ? '' : '—'}
+                    </td>
+                    <td className="actions-cell">
+                      {d.status === 'failed' ? (
+                        <Button size="sm" variant="ghost" onClick={() => redeliver(d)}>
+                          Redeliver
+                        </Button>
+                      ) : null}
+                    </td>
                   </tr>
                 );
               })}
@@ -227,17 +263,17 @@ function Deliveries({ id }: { id: string }) {
   );
 }
 
-function CreateWebhookDialog({ open, onClose, onCreated }: { open: boolean; onClose(): void; onCreated(h: WebhookT): void }) {
+function CreateWebhookDialog({ open, onClose, onCreated }: { open: boolean; onClose(): void; onCreated(h: WebhookCreatedT): void }) {
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
-  const [events, setEvents] = useState<string[]>([...WEBHOOK_EVENTS]);
+  const [events, setEvents] = useState<WebhookEventType[]>([...DEFAULT_EVENTS]);
   const [errors, setErrors] = useState<FieldErrors>({});
   const [formError, setFormError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const body = { url: url.trim(), events, ...(description.trim() ? { description: description.trim() } : {}) };
-    const c = validate(WebhookForm, body);
+    const c = validate(CreateWebhookBody, body);
     setErrors(c.ok ? {} : c.errors);
     if (!c.ok) return;
     setBusy(true);
@@ -266,7 +302,7 @@ function CreateWebhookDialog({ open, onClose, onCreated }: { open: boolean; onCl
         </Field>
         <FieldSet legend="Events" error={eventsError ? `Events ${eventsError}` : undefined}>
           <div className="checkbox-grid">
-            {WEBHOOK_EVENTS.map((ev) => (
+            {WEBHOOK_EVENT_TYPES.map((ev) => (
               <label key={ev} className="checkbox mono">
                 <input type="checkbox" checked={events.includes(ev)} onChange={() => setEvents(events.includes(ev) ? events.filter((x) => x !== ev) : [...events, ev])} />
                 {ev}

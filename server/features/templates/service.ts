@@ -10,7 +10,7 @@ import { payloadFields, payloadSchemas } from '../../schemas/payloads.ts';
 import type { TemplateT } from '../../schemas/templates.ts';
 import type { NodesRepo } from '../nodes/repo.ts';
 import type { NodeService } from '../nodes/service.ts';
-import { applyTemplate, validatePayload } from '../nodes/payload.ts';
+import { applyTemplate, isConfigured, validatePayload } from '../nodes/payload.ts';
 import type { TemplateRow, TemplatesRepo } from './repo.ts';
 
 export interface TemplateServiceDeps {
@@ -30,7 +30,8 @@ function validatePartialPayload(type: FunctionType, payload: Record<string, unkn
   const shape = payloadSchemas[type].shape as Record<string, z.ZodType>;
   const details: Record<string, string> = {};
   for (const [key, value] of Object.entries(payload)) {
-    const field = shape[key];
+    // Object.hasOwn: `constructor`, `toString` … are not payload fields either.
+    const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
     if (!field) {
       details[`payload.${key}`] = 'is not a known field';
       continue;
@@ -118,13 +119,17 @@ export class TemplateService {
         for (const node of nodes.boundToTemplate(current.id)) {
           const payload = applyTemplate(next, node.payload);
           if (JSON.stringify(payload) === JSON.stringify(node.payload)) continue;
-          try {
-            validatePayload(node.function_type, payload);
-          } catch (err) {
-            if (err instanceof ValidationError) {
-              throw new ValidationError({ payload: `would make bound node ${node.slug} invalid: ${Object.entries(err.details ?? {}).map(([k, v]) => `${k} ${v}`).join('; ')}` });
+          // Batch nodes may still be unconfigured (DESIGN: without base_payload they start so);
+          // they take the new value and stay unconfigured. Only a complete node must stay valid.
+          if (isConfigured(node.function_type, node.payload)) {
+            try {
+              validatePayload(node.function_type, payload);
+            } catch (err) {
+              if (err instanceof ValidationError) {
+                throw new ValidationError({ payload: `would make bound node ${node.slug} invalid: ${Object.entries(err.details ?? {}).map(([k, v]) => `${k} ${v}`).join('; ')}` });
+              }
+              throw err;
             }
-            throw err;
           }
           const updated = { ...node, payload, updated_at: next.updated_at };
           nodes.update(updated);

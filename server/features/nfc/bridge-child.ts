@@ -1,0 +1,220 @@
+/**
+ * The PC/SC side of the NFC bridge, in its own process (forked by bridge.ts). nfc-pcsc and its
+ * native addon live only here: a spinning, crashing or hung PC/SC stack cannot stall the API
+ * server; the parent's watchdog kills and restarts this process.
+ *
+ * Recovery strategy: probe pcscd's socket before creating nfc-pcsc (with no daemon, nfc-pcsc
+ * spins at 100% CPU), keep probing while running, and exit when the daemon goes away or PC/SC
+ * reports an error: a fresh process gets a fresh native state.
+ */
+import { statSync } from 'node:fs';
+import net from 'node:net';
+import type { NFC as NFCType, Reader } from 'nfc-pcsc';
+import { inspectTag, NfcError, writeUriToTag, type TagSnapshot, type Transmit } from './program.ts';
+import { EXIT_UNAVAILABLE, type FromChild, type ReaderState, type ToChild } from './protocol.ts';
+
+function post(msg: FromChild): void {
+  process.send?.(msg);
+}
+
+const socketPath = process.env.PCSCLITE_CSOCK_NAME || '/run/pcscd/pcscd.comm';
+
+function probeDaemon(): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(socketPath);
+    const done = (up: boolean) => {
+      s.destroy();
+      resolve(up);
+    };
+    s.once('connect', () => done(true));
+    s.once('error', () => done(false));
+    s.setTimeout(1000, () => done(false));
+  });
+}
+
+interface ReaderEntry {
+  reader: Reader;
+  snapshot: TagSnapshot | null;
+  atr: Buffer | null;
+  /** Serialises inspection and writes on this reader. */
+  queue: Promise<unknown>;
+}
+
+const readers = new Map<string, ReaderEntry>();
+let state: ReaderState = 'starting';
+let stateMessage = '';
+
+function setState(next: ReaderState, message: string): void {
+  state = next;
+  stateMessage = message;
+  post({ type: 'state', state, message, readers: [...readers.keys()] });
+}
+
+function refreshState(): void {
+  if (readers.size === 0) setState('no_reader', 'No NFC reader connected: plug in a PC/SC reader (e.g. ACS ACR122U).');
+  else if ([...readers.values()].some((r) => r.atr)) setState('card_present', 'Tag on the reader.');
+  else setState('ready', 'Reader ready: place a tag.');
+}
+
+function enqueue<T>(entry: ReaderEntry, job: () => Promise<T>): Promise<T> {
+  const next = entry.queue.then(job, job);
+  entry.queue = next.catch(() => undefined);
+  return next;
+}
+
+function transmitFor(reader: Reader): Transmit {
+  return (apdu, max) => reader.transmit(apdu, max);
+}
+
+/** Readers whose LED/buzzer control failed once (e.g. over vpcd): not tried again. */
+const noLed = new Set<string>();
+
+async function feedback(entry: ReaderEntry, ok: boolean): Promise<void> {
+  const r = entry.reader as Reader & { led?: (led: number, blinking: number[]) => Promise<void> };
+  if (typeof r.led !== 'function' || noLed.has(r.name)) return;
+  try {
+    // ACR122: green blink + short beep on success, red blinks + beeps on failure.
+    if (ok) await r.led(0b00101110, [0x01, 0x01, 0x01, 0x01]);
+    else await r.led(0b01011101, [0x02, 0x01, 0x03, 0x01]);
+  } catch (err) {
+    noLed.add(r.name);
+    post({ type: 'log', message: `reader LED/buzzer control failed on ${r.name} (not tried again): ${(err as Error).message}` });
+  }
+}
+
+function attachReader(reader: Reader): void {
+  reader.autoProcessing = false;
+  const entry: ReaderEntry = { reader, snapshot: null, atr: null, queue: Promise.resolve() };
+  readers.set(reader.name, entry);
+  reader.on('card', (card) => {
+    const atr = card.atr ?? Buffer.alloc(0);
+    entry.atr = atr;
+    entry.snapshot = null;
+    void enqueue(entry, async () => {
+      try {
+        const snapshot = await inspectTag(transmitFor(reader), atr);
+        if (entry.atr !== atr) return; // removed meanwhile
+        entry.snapshot = snapshot;
+        post({ type: 'card', card: { reader: reader.name, info: snapshot.info } });
+      } catch (err) {
+        post({ type: 'log', message: `inspecting the tag failed: ${(err as Error).message}` });
+      }
+      refreshState();
+    });
+    refreshState();
+  });
+  reader.on('card.off', () => {
+    const uid = entry.snapshot?.info.uid ?? null;
+    entry.atr = null;
+    entry.snapshot = null;
+    post({ type: 'card.off', reader: reader.name, uid });
+    refreshState();
+  });
+  reader.on('error', (err) => post({ type: 'log', message: `reader ${reader.name}: ${err.message}` }));
+  reader.on('end', () => {
+    readers.delete(reader.name);
+    refreshState();
+    // A reader gone (unplugged, or pcscd going away): start over in a fresh process, whose
+    // PC/SC context sees exactly the readers there are now.
+    post({ type: 'log', message: `reader removed: ${reader.name}` });
+    setTimeout(() => process.exit(4), 20);
+  });
+  refreshState();
+}
+
+async function handleWrite(msg: Extract<ToChild, { type: 'write' }>): Promise<void> {
+  const fail = (code: NfcError['code'], message: string) => post({ type: 'result', id: msg.id, ok: false, error: { code, message } });
+  if (state === 'no_daemon' || state === 'starting') return fail('no_daemon', stateMessage || 'PC/SC daemon (pcscd) not running.');
+  if (readers.size === 0) return fail('no_reader', 'No NFC reader connected.');
+  const entry = msg.reader ? readers.get(msg.reader) : [...readers.values()].find((r) => r.atr);
+  if (!entry || !entry.atr) return fail('no_tag', 'No tag on the reader: place a tag.');
+  try {
+    const outcome = await enqueue(entry, async () => {
+      if (!entry.snapshot) throw new NfcError('no_tag', 'No tag on the reader: place a tag.');
+      if (msg.expectUid && entry.snapshot.info.uid !== msg.expectUid) {
+        throw new NfcError('busy', 'A different tag is on the reader now: present the tag again.');
+      }
+      try {
+        return await writeUriToTag(transmitFor(entry.reader), entry.snapshot, msg.url, { lock: msg.lock });
+      } catch (err) {
+        // After a failed write what we know of the tag is stale: inspect again on the next presentation.
+        if (err instanceof NfcError && err.code === 'tag_removed') entry.snapshot = null;
+        throw err;
+      }
+    });
+    post({ type: 'result', id: msg.id, ok: true, outcome });
+    void feedback(entry, true);
+  } catch (err) {
+    const e = err instanceof NfcError ? err : new NfcError('io_error', (err as Error).message);
+    // Failure feedback (LED/buzzer) comes from the parent, which also refuses tags before writing.
+    post({ type: 'result', id: msg.id, ok: false, error: { code: e.code, message: e.message } });
+  }
+}
+
+process.on('message', (raw) => {
+  const msg = raw as ToChild;
+  if (msg.type === 'write') void handleWrite(msg);
+  else if (msg.type === 'feedback') {
+    const entry = readers.get(msg.reader);
+    if (entry) void feedback(entry, msg.ok);
+  } else if (msg.type === 'shutdown') process.exit(0);
+});
+process.on('disconnect', () => process.exit(0));
+
+setInterval(() => post({ type: 'heartbeat' }), 500);
+
+let NFC: typeof NFCType;
+try {
+  // WAYMARK_NFC_PCSC_MODULE: tests point it at a missing module to check the "not installed" path.
+  const moduleName = process.env.WAYMARK_NFC_PCSC_MODULE || 'nfc-pcsc';
+  ({ NFC } = (await import(moduleName)) as { NFC: typeof NFCType });
+} catch (err) {
+  const e = err as Error & { code?: string };
+  const missing = e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND';
+  setState(
+    'unavailable',
+    missing
+      ? 'NFC unavailable: nfc-pcsc not installed'
+      : `NFC unavailable: nfc-pcsc cannot load (${e.message.split('\n')[0]}); rebuild it for this Node (npm rebuild @pokusew/pcsclite)`,
+  );
+  setTimeout(() => process.exit(EXIT_UNAVAILABLE), 50);
+  await new Promise(() => {});
+}
+
+while (!(await probeDaemon())) {
+  if ((state as ReaderState) !== 'no_daemon') setState('no_daemon', 'PC/SC daemon (pcscd) not running: start pcscd (apt-get install pcscd).');
+  await new Promise((r) => setTimeout(r, 1000));
+}
+
+/** The socket file's identity: a pcscd restarted between two probes made a new socket file. */
+function socketInode(): string | null {
+  try {
+    const st = statSync(socketPath, { bigint: true });
+    return `${st.ino}:${st.ctimeNs}:${st.birthtimeNs}`;
+  } catch {
+    return null;
+  }
+}
+const daemonSocket = socketInode();
+
+const nfc = new NFC!();
+nfc.on('reader', (reader) => attachReader(reader));
+nfc.on('error', (err) => {
+  post({ type: 'log', message: `PC/SC error: ${err.message}` });
+  process.exit(4);
+});
+refreshState();
+
+// The daemon going away leaves nfc-pcsc unusable: exit and let the parent start a fresh child.
+setInterval(() => {
+  void probeDaemon().then((up) => {
+    if (!up) {
+      setState('no_daemon', 'PC/SC daemon (pcscd) stopped: waiting for it to come back.');
+      setTimeout(() => process.exit(4), 20);
+    } else if (socketInode() !== daemonSocket) {
+      post({ type: 'log', message: 'PC/SC daemon restarted: reconnecting.' });
+      setState('starting', 'PC/SC daemon restarted: reconnecting to it.');
+      setTimeout(() => process.exit(4), 20);
+    }
+  });
+}, 1000);

@@ -1,0 +1,193 @@
+import type { Request } from 'express';
+import { z } from 'zod';
+import { defineRoute, type RouteContext } from '../../http/route.ts';
+import { AppError } from '../../platform/errors.ts';
+import {
+  NfcStatusSchema,
+  RetryBody,
+  SerialBody,
+  SessionSchema,
+  StartSessionBody,
+  TagWrittenSchema,
+  WriteNodeBody,
+} from '../../schemas/nfc.ts';
+import { NfcError } from './program.ts';
+import type { NfcService } from './service.ts';
+
+/** The reader is on this machine: only a console on this machine may drive it. */
+export class NotLocalError extends AppError {
+  constructor() {
+    super(403, 'The NFC API is only available to the console on this machine (loopback connections)');
+  }
+}
+
+/** A refusal from the reader or the tag, as an API error (409, the message says what to do). */
+export class NfcConflictError extends AppError {
+  readonly code: string;
+  constructor(err: NfcError) {
+    super(409, err.message);
+    this.code = err.code;
+  }
+}
+
+const LOOPBACK = /^(127\.\d+\.\d+\.\d+|::1|::ffff:127\.\d+\.\d+\.\d+)$/;
+
+/** Uses the socket's address, never X-Forwarded-For: a proxy cannot make a request local. */
+export function isLoopback(req: Request): boolean {
+  return LOOPBACK.test(req.socket.remoteAddress ?? '');
+}
+
+function local<B, Q, P>(ctx: RouteContext<B, Q, P>): void {
+  if (!isLoopback(ctx.req)) throw new NotLocalError();
+}
+
+async function nfcCall<T>(fn: () => T | Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof NfcError) throw new NfcConflictError(err);
+    throw err;
+  }
+}
+
+const conflicts = { 403: { description: 'Not a loopback connection' }, 409: { description: 'No session, no reader, or the tag was refused (see message)' } };
+
+export function nfcRoutes(nfc: NfcService) {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/nfc/status',
+      summary: 'NFC reader state and the active tag writing session',
+      tags: ['NFC (local console)'],
+      responses: { 200: { description: 'Reader and session', schema: NfcStatusSchema }, ...conflicts },
+      handler: (ctx) => {
+        local(ctx);
+        return { data: { reader: nfc.readerStatus(), session: nfc.session(ctx.auth.orgId) } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/nfc/events',
+      summary: 'Server-sent events: reader, tag, tag.off, tag.written, tag.refused, session',
+      tags: ['NFC (local console)'],
+      responses: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: z.string() } } }, ...conflicts },
+      handler: (ctx) => {
+        local(ctx);
+        const { res, auth } = ctx;
+        res.status(200);
+        res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+        res.setHeader('Cache-Control', 'no-store');
+        res.setHeader('X-Accel-Buffering', 'no');
+        res.flushHeaders();
+        const send = (type: string, data: unknown) => res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
+        send('reader', nfc.readerStatus());
+        send('session', nfc.session(auth.orgId));
+        const unsubscribe = nfc.subscribe((e, orgId) => {
+          // Session and write events belong to an organization; reader and tag events to the machine.
+          if (orgId !== null && orgId !== auth.orgId) return;
+          send(e.type, e.data);
+        });
+        const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
+        res.on('close', () => {
+          clearInterval(ping);
+          unsubscribe();
+        });
+        return undefined;
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/nfc/session',
+      summary: 'The active tag writing session (null when none)',
+      tags: ['NFC (local console)'],
+      responses: { 200: { description: 'The session or null', schema: SessionSchema.nullable() }, ...conflicts },
+      handler: (ctx) => {
+        local(ctx);
+        return { data: nfc.session(ctx.auth.orgId) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/nfc/session',
+      summary: 'Start (or resume) writing the tags of a ready batch',
+      tags: ['NFC (local console)'],
+      body: StartSessionBody,
+      responses: { 201: { description: 'The session', schema: SessionSchema }, 404: { description: 'Batch not found' }, ...conflicts },
+      handler: (ctx) => {
+        local(ctx);
+        return { status: 201, data: nfc.startSession(ctx.auth.orgId, ctx.body.batch_id, ctx.body) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/nfc/session/stop',
+      summary: 'Stop the session (a new one resumes at the first unwritten serial)',
+      tags: ['NFC (local console)'],
+      responses: { 200: { description: 'The stopped session', schema: SessionSchema }, ...conflicts },
+      handler: (ctx) => {
+        local(ctx);
+        return { data: nfc.stopSession(ctx.auth.orgId) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/nfc/session/skip',
+      summary: 'Skip the serial asked for now (asked again at the end)',
+      tags: ['NFC (local console)'],
+      responses: { 200: { description: 'The session', schema: SessionSchema }, ...conflicts },
+      handler: (ctx) => {
+        local(ctx);
+        return { data: nfc.skip(ctx.auth.orgId) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/nfc/session/redo',
+      summary: 'Write a serial again on a new tag (default: the last written)',
+      tags: ['NFC (local console)'],
+      body: SerialBody,
+      responses: { 200: { description: 'The session', schema: SessionSchema }, ...conflicts },
+      handler: (ctx) => {
+        local(ctx);
+        return { data: nfc.redo(ctx.auth.orgId, ctx.body.serial) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/nfc/session/lost',
+      summary: 'Report the tag of a serial lost (default: the one asked for); the node becomes lost',
+      tags: ['NFC (local console)'],
+      body: SerialBody,
+      responses: { 200: { description: 'The session', schema: SessionSchema }, ...conflicts },
+      handler: (ctx) => {
+        local(ctx);
+        return { data: nfc.reportLost(ctx.auth.orgId, ctx.body.serial) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/nfc/session/retry',
+      summary: 'Write the tag on the reader for the serial asked for (reassign: take it from its node)',
+      tags: ['NFC (local console)'],
+      body: RetryBody,
+      responses: { 200: { description: 'Written and verified', schema: TagWrittenSchema }, ...conflicts },
+      handler: async (ctx) => {
+        local(ctx);
+        return { data: await nfcCall(() => nfc.retry(ctx.auth.orgId, ctx.body)) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/nfc/write',
+      summary: "Write one node's tag (the tag on the reader, or the next presented)",
+      tags: ['NFC (local console)'],
+      body: WriteNodeBody,
+      responses: { 200: { description: 'Written and verified', schema: TagWrittenSchema }, 404: { description: 'Node not found' }, ...conflicts },
+      handler: async (ctx) => {
+        local(ctx);
+        const { slug, lock, reassign, timeout_ms } = ctx.body;
+        return { data: await nfcCall(() => nfc.writeNode(ctx.auth.orgId, slug, { lock, reassign, timeoutMs: timeout_ms })) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,551 @@
+/**
+ * NFC tag programming: binds tags to nodes, runs batch writing sessions and tells listeners
+ * (the SSE stream) what happens. Knows nothing of HTTP or of nfc-pcsc: it talks to an
+ * `NfcDevice` (the PC/SC bridge, or a fake in tests).
+ */
+import { EventEmitter } from 'node:events';
+import type { Clock } from '../../platform/clock.ts';
+import { ConflictError, notFound } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import type { Outbox } from '../../platform/outbox.ts';
+import type { NodeT } from '../../schemas/nodes.ts';
+import type { BatchService } from '../batches/service.ts';
+import type { NodeRow, NodesRepo } from '../nodes/repo.ts';
+import type { NodeService } from '../nodes/service.ts';
+import type { BridgeStatus, NfcDevice } from './bridge.ts';
+import { nfcTagUrl } from './ndef.ts';
+import { NfcError, type NfcErrorCode, type TagInfo } from './program.ts';
+import type { CardOnReader } from './protocol.ts';
+import type { ItemRow, NfcRepo, SessionRow } from './repo.ts';
+
+export interface NfcServiceDeps {
+  clock: Clock;
+  outbox: Outbox;
+  repo: NfcRepo;
+  nodes: NodesRepo;
+  nodeService: NodeService;
+  batchService: BatchService;
+  /** `{scan_base}/v/<slug>` */
+  scanUrl: (slug: string) => string;
+  /** The reader bridge; null when NFC is disabled on this instance. */
+  device: NfcDevice | null;
+}
+
+export interface Refusal {
+  code: NfcErrorCode;
+  message: string;
+  uid?: string;
+  serial?: string | null;
+  slug?: string;
+  /** For `uid_bound`: the node the tag belongs to. */
+  bound_to?: { slug: string; serial: string | null; label: string };
+}
+
+export interface TagWritten {
+  node: NodeT;
+  serial: string | null;
+  slug: string;
+  hardware_id: string;
+  tag_type: string;
+  url: string;
+  locked: boolean;
+  reassigned_from: string | null;
+  session_id: string | null;
+  apdus: number;
+  ms: number;
+  written_at: string;
+}
+
+export interface SessionView {
+  id: string;
+  batch_id: string;
+  batch_label: string;
+  status: SessionRow['status'];
+  lock_tags: boolean;
+  allow_reassign: boolean;
+  /** What to ask the technician for: "Place tag for <serial>". Null when nothing is left. */
+  next: { serial: string | null; slug: string; node_id: string; url: string; revisit: boolean } | null;
+  counts: { total: number; written: number; pending: number; skipped: number; lost: number };
+  last_refusal: Refusal | null;
+  recent: Array<{ serial: string | null; slug: string; hardware_id: string; written_at: string }>;
+  started_at: string;
+  updated_at: string;
+}
+
+export type NfcEvent =
+  | { type: 'reader'; data: BridgeStatus }
+  | { type: 'tag'; data: CardOnReader }
+  | { type: 'tag.off'; data: { reader: string; uid: string | null } }
+  | { type: 'tag.written'; data: TagWritten }
+  | { type: 'tag.refused'; data: Refusal }
+  | { type: 'session'; data: SessionView | null };
+
+/** An NfcError carrying what the console needs to offer a way out (e.g. Reassign). */
+export class NfcRefusal extends NfcError {
+  readonly refusal: Refusal;
+  constructor(refusal: Refusal) {
+    super(refusal.code, refusal.message);
+    this.refusal = refusal;
+  }
+}
+
+interface PendingSingle {
+  orgId: string;
+  nodeId: string;
+  lock: boolean;
+  reassign: boolean;
+  resolve: (w: TagWritten) => void;
+  reject: (e: Error) => void;
+  timer: NodeJS.Timeout;
+}
+
+const WRITABLE_BATCH = ['ready', 'writing'];
+/** Node statuses a verified tag turns into `active` (a paused or retired node keeps its status). */
+const ACTIVATE_FROM = ['in_production', 'draft', 'lost'];
+
+export class NfcService {
+  private readonly deps: NfcServiceDeps;
+  private readonly emitter = new EventEmitter();
+  private busy = false;
+  private single: PendingSingle | null = null;
+  private lastRefusal: Refusal | null = null;
+  private readonly unsubscribe: Array<() => void> = [];
+
+  constructor(deps: NfcServiceDeps) {
+    this.deps = deps;
+    this.emitter.setMaxListeners(100);
+  }
+
+  /** Subscribes to the reader. An active session found in the database resumes by itself. */
+  start(): void {
+    const device = this.deps.device;
+    if (!device) return;
+    const onStatus = (s: BridgeStatus) => this.emit({ type: 'reader', data: s });
+    const onCard = (c: CardOnReader) => {
+      this.emit({ type: 'tag', data: c });
+      void this.onCard(c);
+    };
+    const onOff = (e: { reader: string; uid: string | null }) => this.emit({ type: 'tag.off', data: e });
+    device.on('status', onStatus);
+    device.on('card', onCard);
+    device.on('card.off', onOff);
+    this.unsubscribe.push(
+      () => device.off('status', onStatus),
+      () => device.off('card', onCard),
+      () => device.off('card.off', onOff),
+    );
+  }
+
+  stop(): void {
+    for (const u of this.unsubscribe.splice(0)) u();
+    if (this.single) {
+      clearTimeout(this.single.timer);
+      this.single.reject(new NfcError('no_reader', 'NFC stopped.'));
+      this.single = null;
+    }
+  }
+
+  /** Listen to everything the SSE stream sends. Returns the unsubscribe function. */
+  subscribe(listener: (e: NfcEvent, orgId: string | null) => void): () => void {
+    this.emitter.on('event', listener);
+    return () => this.emitter.off('event', listener);
+  }
+
+  readerStatus(): BridgeStatus {
+    return (
+      this.deps.device?.status() ?? {
+        state: 'unavailable',
+        message: 'NFC unavailable: the NFC bridge is disabled on this instance.',
+        readers: [],
+        cards: [],
+        generation: 0,
+      }
+    );
+  }
+
+  // ---- sessions -------------------------------------------------------------------------
+
+  /** The active session of this organization (the one being resumed after a restart), if any. */
+  session(orgId: string): SessionView | null {
+    const s = this.deps.repo.activeSession();
+    return s && s.org_id === orgId ? this.view(s) : null;
+  }
+
+  startSession(orgId: string, batchId: string, options: { lock?: boolean; allow_reassign?: boolean } = {}): SessionView {
+    const { repo } = this.deps;
+    const view = repo.transaction(() => {
+      const batch = this.deps.batchService.get(orgId, batchId);
+      const active = repo.activeSession();
+      if (active) {
+        if (active.org_id === orgId && active.batch_id === batch.id) return this.view(active);
+        throw new ConflictError('Another tag writing session is active: stop it first');
+      }
+      if (!WRITABLE_BATCH.includes(batch.status)) {
+        throw new ConflictError(`Cannot write tags for a batch that is ${batch.status} (it must be ready or writing)`);
+      }
+      const now = this.now();
+      const session: SessionRow = {
+        id: newId(),
+        org_id: orgId,
+        batch_id: batch.id,
+        status: 'active',
+        lock_tags: options.lock ? 1 : 0,
+        allow_reassign: options.allow_reassign ? 1 : 0,
+        started_at: now,
+        updated_at: now,
+        ended_at: null,
+      };
+      repo.insertSession(session);
+      const { rows } = this.deps.nodes.list(orgId, { batch_id: batch.id, limit: batch.quantity, offset: 0 });
+      for (const node of rows) {
+        repo.insertItem({
+          session_id: session.id,
+          node_id: node.id,
+          serial_number: node.serial_number ?? 0,
+          state: node.hardware_id ? 'written' : node.status === 'lost' ? 'lost' : 'pending',
+          uid: node.hardware_id,
+          attempts: 0,
+          last_error: null,
+          updated_at: now,
+        });
+      }
+      this.completeIfDone(session);
+      return this.view(repo.session(session.id)!);
+    });
+    this.lastRefusal = null;
+    this.emit({ type: 'session', data: view }, orgId);
+    return view;
+  }
+
+  stopSession(orgId: string): SessionView {
+    const s = this.requireSession(orgId);
+    const now = this.now();
+    this.deps.repo.updateSession({ id: s.id, status: 'stopped', updated_at: now, ended_at: now });
+    const view = this.view(this.deps.repo.session(s.id)!);
+    this.emit({ type: 'session', data: null }, orgId);
+    return view;
+  }
+
+  /** Leave the serial asked for now; it is asked again after every pending one. */
+  skip(orgId: string): SessionView {
+    const s = this.requireSession(orgId);
+    const item = this.deps.repo.nextItem(s.id);
+    if (!item) throw new ConflictError('Nothing left to skip in this session');
+    this.deps.repo.updateItem({ ...item, state: 'skipped', updated_at: this.now() });
+    return this.changed(s);
+  }
+
+  /** Write a serial again on a new tag (default: the last one written). */
+  redo(orgId: string, serial?: string): SessionView {
+    const s = this.requireSession(orgId);
+    const item = this.findItem(s, serial, (i) => i.state === 'written', true);
+    // Pending items are asked for in serial order, so a lower unwritten serial comes first.
+    this.deps.repo.updateItem({ ...item, state: 'pending', updated_at: this.now() });
+    return this.changed(s);
+  }
+
+  /** The tag for a serial is lost or damaged: the node becomes `lost`, the session moves on. */
+  reportLost(orgId: string, serial?: string): SessionView {
+    const s = this.requireSession(orgId);
+    const item = serial ? this.findItem(s, serial, () => true, false) : this.deps.repo.nextItem(s.id);
+    if (!item) throw new ConflictError('No serial to report lost');
+    this.deps.repo.transaction(() => {
+      const node = this.deps.nodes.get(item.node_id);
+      if (node && node.status !== 'lost') this.deps.nodeService.setStatus(orgId, node.slug, 'lost');
+      this.deps.repo.updateItem({ ...item, state: 'lost', updated_at: this.now() });
+      this.maybeDeploy(s.org_id, s.batch_id);
+      this.completeIfDone(s);
+    });
+    return this.changed(s);
+  }
+
+  /** Try the tag on the reader again for the serial asked for (e.g. after choosing Reassign). */
+  async retry(orgId: string, options: { reassign?: boolean } = {}): Promise<TagWritten> {
+    const s = this.requireSession(orgId);
+    const card = this.presentCard();
+    if (!card) throw new NfcError('no_tag', 'No tag on the reader: place a tag.');
+    const item = this.deps.repo.nextItem(s.id);
+    if (!item) throw new ConflictError('Every tag of this session is written');
+    return this.writeSessionItem(s, item, card, options.reassign === true || s.allow_reassign === 1);
+  }
+
+  // ---- single node ----------------------------------------------------------------------
+
+  /**
+   * Writes one node's tag: the tag on the reader now, or the next one presented within
+   * `timeoutMs`. Refusals reject with an NfcError (NfcRefusal for a tag bound elsewhere).
+   */
+  writeNode(orgId: string, slug: string, options: { lock?: boolean; reassign?: boolean; timeoutMs?: number } = {}): Promise<TagWritten> {
+    const node = this.deps.nodeService.get(orgId, slug);
+    if (!this.deps.device) return Promise.reject(new NfcError('unavailable', this.readerStatus().message));
+    if (this.single || this.busy) return Promise.reject(new NfcError('busy', 'The reader is busy with another write.'));
+    const status = this.readerStatus();
+    if (status.state === 'unavailable') return Promise.reject(new NfcError('unavailable', status.message));
+    if (status.state === 'no_daemon') return Promise.reject(new NfcError('no_daemon', status.message));
+    if (status.state === 'starting') return Promise.reject(new NfcError('busy', 'The NFC bridge is (re)starting: try again in a moment.'));
+    if (status.state === 'no_reader') return Promise.reject(new NfcError('no_reader', status.message));
+    return new Promise<TagWritten>((resolve, reject) => {
+      const timeoutMs = options.timeoutMs ?? 30_000;
+      const timer = setTimeout(() => {
+        this.single = null;
+        reject(new NfcError('no_tag', `No tag was presented within ${Math.round(timeoutMs / 1000)} s.`));
+      }, timeoutMs);
+      this.single = { orgId, nodeId: node.id, lock: options.lock === true, reassign: options.reassign === true, resolve, reject, timer };
+      const card = this.presentCard();
+      if (card) void this.onCard(card);
+    });
+  }
+
+  // ---- internals ------------------------------------------------------------------------
+
+  private presentCard(): CardOnReader | undefined {
+    return this.deps.device?.status().cards[0];
+  }
+
+  private async onCard(card: CardOnReader): Promise<void> {
+    if (this.busy) return;
+    const single = this.single;
+    if (single) {
+      this.single = null;
+      clearTimeout(single.timer);
+      const node = this.deps.nodes.get(single.nodeId);
+      if (!node) return single.reject(notFound.node());
+      this.busy = true;
+      try {
+        single.resolve(await this.perform(single.orgId, node, card, { lock: single.lock, reassign: single.reassign, sessionId: null }));
+      } catch (err) {
+        single.reject(err as Error);
+      } finally {
+        this.busy = false;
+      }
+      return;
+    }
+    const session = this.deps.repo.activeSession();
+    if (!session) return;
+    const item = this.deps.repo.nextItem(session.id);
+    if (!item) return;
+    await this.writeSessionItem(session, item, card, session.allow_reassign === 1).catch(() => undefined);
+  }
+
+  private async writeSessionItem(session: SessionRow, item: ItemRow, card: CardOnReader, reassign: boolean): Promise<TagWritten> {
+    const node = this.deps.nodes.get(item.node_id);
+    if (!node) throw notFound.node();
+    if (this.busy) throw new NfcError('busy', 'The reader is busy with another write.');
+    this.busy = true;
+    try {
+      const written = await this.perform(session.org_id, node, card, { lock: session.lock_tags === 1, reassign, sessionId: session.id });
+      this.lastRefusal = null;
+      this.emit({ type: 'session', data: this.view(this.deps.repo.session(session.id)!) }, session.org_id);
+      return written;
+    } catch (err) {
+      const fresh = this.deps.repo.item(session.id, item.node_id);
+      if (fresh) this.deps.repo.updateItem({ ...fresh, attempts: fresh.attempts + 1, last_error: (err as Error).message, updated_at: this.now() });
+      this.emit({ type: 'session', data: this.view(this.deps.repo.session(session.id)!) }, session.org_id);
+      throw err;
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  /** Checks, writes through the device, and commits the binding. */
+  private async perform(orgId: string, node: NodeRow, card: CardOnReader, opts: { lock: boolean; reassign: boolean; sessionId: string | null }): Promise<TagWritten> {
+    const device = this.deps.device!;
+    const info: TagInfo = card.info;
+    const base = { uid: info.uid, serial: node.serial, slug: node.slug };
+    try {
+      if (!info.supported) {
+        const r = info.refusal ?? { code: 'unsupported_card' as const, message: 'Unsupported card.' };
+        throw new NfcRefusal({ ...base, code: r.code, message: r.message });
+      }
+      const bound = this.deps.nodes.getByHardwareId(orgId, info.uid);
+      if (bound && bound.id !== node.id && !opts.reassign) {
+        throw new NfcRefusal({
+          ...base,
+          code: 'uid_bound',
+          message: `This tag (UID ${info.uid}) is already bound to ${bound.serial ?? bound.label} (${bound.slug}). Use another tag, or choose Reassign to move it to ${node.serial ?? node.label}.`,
+          bound_to: { slug: bound.slug, serial: bound.serial, label: bound.label },
+        });
+      }
+      const url = nfcTagUrl(this.deps.scanUrl(node.slug));
+      const t0 = performance.now();
+      const outcome = await device.write({ url, lock: opts.lock, reader: card.reader, expectUid: info.uid });
+      const ms = performance.now() - t0;
+      const written = this.commit(orgId, node, { uid: info.uid, url, type: outcome.type, locked: outcome.locked, apdus: outcome.apdus, ms, sessionId: opts.sessionId });
+      this.emit({ type: 'tag.written', data: written }, orgId);
+      return written;
+    } catch (err) {
+      const refusal: Refusal =
+        err instanceof NfcRefusal
+          ? err.refusal
+          : err instanceof NfcError
+            ? { ...base, code: err.code, message: err.message }
+            : { ...base, code: 'io_error', message: (err as Error).message };
+      this.lastRefusal = refusal;
+      this.emit({ type: 'tag.refused', data: refusal }, orgId);
+      device.feedback(card.reader, false);
+      throw err instanceof NfcError ? err : new NfcRefusal(refusal);
+    }
+  }
+
+  private commit(
+    orgId: string,
+    node: NodeRow,
+    w: { uid: string; url: string; type: string; locked: boolean; apdus: number; ms: number; sessionId: string | null },
+  ): TagWritten {
+    const { repo, nodes, outbox, nodeService } = this.deps;
+    return repo.transaction(() => {
+      const now = this.now();
+      let reassignedFrom: string | null = null;
+      const bound = nodes.getByHardwareId(orgId, w.uid);
+      if (bound && bound.id !== node.id) {
+        const released: NodeRow = { ...bound, hardware_id: null, updated_at: now };
+        nodes.update(released);
+        outbox.record(orgId, 'node.updated', nodeService.toApi(released));
+        reassignedFrom = bound.slug;
+      }
+      const current = nodes.get(node.id) ?? node;
+      const next: NodeRow = {
+        ...current,
+        hardware_id: w.uid,
+        status: ACTIVATE_FROM.includes(current.status) ? 'active' : current.status,
+        updated_at: now,
+      };
+      nodes.update(next);
+      const api = nodeService.toApi(next);
+      outbox.record(orgId, 'node.updated', api);
+      const written: TagWritten = {
+        node: api,
+        serial: next.serial,
+        slug: next.slug,
+        hardware_id: w.uid,
+        tag_type: w.type,
+        url: w.url,
+        locked: w.locked,
+        reassigned_from: reassignedFrom,
+        session_id: w.sessionId,
+        apdus: w.apdus,
+        ms: Math.round(w.ms * 10) / 10,
+        written_at: now,
+      };
+      outbox.record(orgId, 'tag.written', {
+        node: api,
+        hardware_id: w.uid,
+        tag_type: w.type,
+        url: w.url,
+        locked: w.locked,
+        reassigned_from: reassignedFrom,
+        written_at: now,
+      });
+      repo.logWrite({ org_id: orgId, node_id: next.id, session_id: w.sessionId, uid: w.uid, url: w.url, tag_type: w.type, locked: w.locked ? 1 : 0, written_at: now });
+      const session = repo.activeSession();
+      if (session && session.org_id === orgId) {
+        const item = repo.item(session.id, next.id);
+        if (item) repo.updateItem({ ...item, state: 'written', uid: w.uid, last_error: null, attempts: item.attempts + 1, updated_at: now });
+        if (reassignedFrom && bound) {
+          const old = repo.item(session.id, bound.id);
+          if (old && old.state === 'written') repo.updateItem({ ...old, state: 'pending', uid: null, updated_at: now });
+        }
+      }
+      if (next.batch_id) {
+        this.deps.batchService.noteTagWritten(next.batch_id);
+        this.maybeDeploy(orgId, next.batch_id);
+      }
+      if (session && session.org_id === orgId) this.completeIfDone(session);
+      return written;
+    });
+  }
+
+  /** A batch whose every node is written or reported lost is deployed. */
+  private maybeDeploy(orgId: string, batchId: string): void {
+    const batch = this.deps.batchService.get(orgId, batchId);
+    if (!WRITABLE_BATCH.includes(batch.status)) return;
+    const { rows } = this.deps.nodes.list(orgId, { batch_id: batchId, limit: batch.quantity, offset: 0 });
+    if (rows.length > 0 && rows.every((n) => n.hardware_id !== null || n.status === 'lost')) {
+      this.deps.batchService.update(orgId, batchId, { status: 'deployed' });
+    }
+  }
+
+  private completeIfDone(session: SessionRow): void {
+    const fresh = this.deps.repo.session(session.id);
+    if (!fresh || fresh.status !== 'active') return;
+    if (!this.deps.repo.nextItem(session.id)) {
+      const now = this.now();
+      this.deps.repo.updateSession({ id: session.id, status: 'completed', updated_at: now, ended_at: now });
+    }
+  }
+
+  private requireSession(orgId: string): SessionRow {
+    const s = this.deps.repo.activeSession();
+    if (!s || s.org_id !== orgId) throw new ConflictError('No tag writing session is active');
+    return s;
+  }
+
+  private findItem(s: SessionRow, serial: string | undefined, filter: (i: ItemRow) => boolean, latest: boolean): ItemRow {
+    const items = this.deps.repo.items(s.id);
+    if (serial !== undefined) {
+      for (const item of items) {
+        const node = this.deps.nodes.get(item.node_id);
+        if (node && (node.serial === serial || node.slug === serial.toUpperCase())) return item;
+      }
+      throw new ConflictError(`Serial ${serial} is not part of this session`);
+    }
+    const matching = items.filter(filter).sort((a, b) => (latest ? b.updated_at.localeCompare(a.updated_at) || b.serial_number - a.serial_number : 0));
+    if (!matching[0]) throw new ConflictError('No tag has been written in this session yet');
+    return matching[0];
+  }
+
+  private changed(s: SessionRow): SessionView {
+    this.completeIfDone(s);
+    const view = this.view(this.deps.repo.session(s.id)!);
+    this.emit({ type: 'session', data: view }, s.org_id);
+    return view;
+  }
+
+  private view(s: SessionRow): SessionView {
+    const items = this.deps.repo.items(s.id);
+    const counts = { total: items.length, written: 0, pending: 0, skipped: 0, lost: 0 };
+    for (const i of items) counts[i.state]++;
+    const nextItem = s.status === 'active' ? this.deps.repo.nextItem(s.id) : undefined;
+    const nextNode = nextItem ? this.deps.nodes.get(nextItem.node_id) : undefined;
+    const batch = this.deps.batchService.get(s.org_id, s.batch_id);
+    const recent = items
+      .filter((i) => i.state === 'written' && i.uid)
+      .sort((a, b) => b.updated_at.localeCompare(a.updated_at) || b.serial_number - a.serial_number)
+      .slice(0, 5)
+      .map((i) => {
+        const n = this.deps.nodes.get(i.node_id);
+        return { serial: n?.serial ?? null, slug: n?.slug ?? '', hardware_id: i.uid!, written_at: i.updated_at };
+      });
+    return {
+      id: s.id,
+      batch_id: s.batch_id,
+      batch_label: batch.label,
+      status: s.status,
+      lock_tags: s.lock_tags === 1,
+      allow_reassign: s.allow_reassign === 1,
+      next: nextNode
+        ? {
+            serial: nextNode.serial,
+            slug: nextNode.slug,
+            node_id: nextNode.id,
+            url: nfcTagUrl(this.deps.scanUrl(nextNode.slug)),
+            revisit: nextItem!.state === 'skipped',
+          }
+        : null,
+      counts,
+      last_refusal: s.status === 'active' ? this.lastRefusal : null,
+      recent,
+      started_at: s.started_at,
+      updated_at: s.updated_at,
+    };
+  }
+
+  /** `orgId`: the organization the event concerns (null: the machine's reader, for everyone). */
+  private emit(e: NfcEvent, orgId: string | null = null): void {
+    this.emitter.emit('event', e, orgId);
+  }
+
+  private now(): string {
+    return new Date(this.deps.clock.now()).toISOString();
+  }
+}

@@ -1,0 +1,156 @@
+import type { Clock } from '../../platform/clock.ts';
+import type { Outbox } from '../../platform/outbox.ts';
+import type { WebhookSender } from './sender.ts';
+import type { WebhookService } from './service.ts';
+
+export interface DispatcherLogger {
+  error(message: string, err?: unknown): void;
+}
+
+/** Longest sleep between looks at the queue (guards against clock jumps). */
+const MAX_SLEEP_MS = 60_000;
+/** After an unexpected error in an endpoint's loop (e.g. the database is busy), wait this long. */
+const ERROR_PAUSE_MS = 5_000;
+/** How often (by the injected clock) finished deliveries past their retention are deleted. */
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
+
+/**
+ * Background worker that delivers webhooks. It wakes when an event is recorded
+ * (outbox.onRecorded) or a queue changes, fans new outbox events out into deliveries, and runs
+ * one sender loop per endpoint that has a due delivery: endpoints are independent (a slow or
+ * dead receiver holds back only its own queue), while each endpoint gets its deliveries strictly
+ * in order (its queue head is retried until it succeeds or gives up). One timer sleeps until the
+ * earliest scheduled retry; the injected clock decides what is due.
+ */
+export class WebhookDispatcher {
+  private stopped = true;
+  private tickQueued = false;
+  private timer: NodeJS.Timeout | undefined;
+  private readonly running = new Map<string, Promise<void>>();
+  private readonly inFlight = new Set<AbortController>();
+  /** Endpoints whose loop failed unexpectedly: not restarted before this (wall-clock) time. */
+  private readonly pausedUntil = new Map<string, number>();
+  private unsubscribe: Array<() => void> = [];
+  private lastPrune = -Infinity;
+
+  private readonly service: WebhookService;
+  private readonly sender: WebhookSender;
+  private readonly outbox: Outbox;
+  private readonly clock: Clock;
+  private readonly logger: DispatcherLogger;
+
+  constructor(deps: { service: WebhookService; sender: WebhookSender; outbox: Outbox; clock: Clock; logger: DispatcherLogger }) {
+    this.service = deps.service;
+    this.sender = deps.sender;
+    this.outbox = deps.outbox;
+    this.clock = deps.clock;
+    this.logger = deps.logger;
+  }
+
+  start(): void {
+    if (!this.stopped) return;
+    this.stopped = false;
+    this.unsubscribe = [this.outbox.onRecorded(() => this.wake()), this.service.onQueueChanged(() => this.wake())];
+    this.wake();
+  }
+
+  /** Look at the queues soon (coalesced: a burst of events causes one look). */
+  wake(): void {
+    if (this.stopped || this.tickQueued) return;
+    this.tickQueued = true;
+    setImmediate(() => {
+      this.tickQueued = false;
+      this.tick();
+    });
+  }
+
+  /** Stops: aborts requests in flight (their deliveries stay pending, same webhook-id next time). */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    this.unsubscribe.forEach((u) => u());
+    this.unsubscribe = [];
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.inFlight.forEach((c) => c.abort());
+    await Promise.all([...this.running.values()]);
+    this.sender.close();
+  }
+
+  private tick(): void {
+    if (this.stopped) return;
+    try {
+      this.service.fanOut();
+      const now = this.clock.now();
+      if (now - this.lastPrune >= PRUNE_EVERY_MS) {
+        const limit = 2000;
+        if (this.service.pruneFinished(limit) < limit) this.lastPrune = now;
+        else this.wake(); // more to delete: continue on the next turn of the event loop
+      }
+      let earliest = Infinity;
+      for (const head of this.service.queueHeads()) {
+        if (this.running.has(head.webhook_id)) continue;
+        const pause = this.pausedUntil.get(head.webhook_id);
+        if (pause !== undefined) {
+          const left = pause - Date.now();
+          if (left > 0) {
+            earliest = Math.min(earliest, now + left);
+            continue;
+          }
+          this.pausedUntil.delete(head.webhook_id);
+        }
+        const due = head.next_attempt_at === null ? now : Date.parse(head.next_attempt_at);
+        if (due <= now) this.run(head.webhook_id);
+        else earliest = Math.min(earliest, due);
+      }
+      this.sleepUntil(earliest, now);
+    } catch (err) {
+      this.logger.error('webhooks: dispatch failed', err);
+      this.sleepUntil(this.clock.now() + 1000, this.clock.now());
+    }
+  }
+
+  private sleepUntil(at: number, now: number): void {
+    if (this.stopped) return;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    // Nothing scheduled: still look again within MAX_SLEEP_MS (events written by another
+    // connection without a notification, retention pruning).
+    this.timer = setTimeout(() => {
+      this.timer = undefined;
+      this.wake();
+    }, Math.min(Math.max(at - now, 0), MAX_SLEEP_MS));
+  }
+
+  /** One endpoint's sender loop: sends its due queue head, records the outcome, repeats. */
+  private run(webhookId: string): void {
+    const loop = async () => {
+      while (!this.stopped) {
+        const job = this.service.nextDue(webhookId);
+        if (!job) return;
+        const message = this.service.buildMessage(job);
+        const controller = new AbortController();
+        this.inFlight.add(controller);
+        const startedAt = this.clock.now();
+        let result;
+        try {
+          result = await this.sender.send(message, controller.signal);
+        } finally {
+          this.inFlight.delete(controller);
+        }
+        if (result.aborted) return;
+        this.service.recordOutcome(job, result, startedAt);
+      }
+    };
+    const promise = loop()
+      .catch((err: unknown) => {
+        this.logger.error(`webhooks: delivery loop for ${webhookId} failed; pausing it for ${ERROR_PAUSE_MS / 1000} s`, err);
+        this.pausedUntil.set(webhookId, Date.now() + ERROR_PAUSE_MS);
+      })
+      .finally(() => {
+        this.running.delete(webhookId);
+        this.wake();
+      });
+    this.running.set(webhookId, promise);
+  }
+}

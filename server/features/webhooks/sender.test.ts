@@ -1,0 +1,98 @@
+import { lookup } from 'node:dns/promises';
+import { hostname } from 'node:os';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Receiver } from '../../../test/support/receiver.ts';
+import { createPrivateAddressList, isPrivateAddress, isPrivateHost } from './address.ts';
+import { WebhookSender } from './sender.ts';
+
+const privateList = createPrivateAddressList();
+const message = (url: string) => ({ url, headers: { 'webhook-id': 'evt_1' }, body: '{"type":"webhook.test"}' });
+
+describe('private address detection', () => {
+  it('knows loopback, private, link-local and mapped addresses from public ones', () => {
+    for (const ip of ['127.0.0.1', '127.9.9.9', '10.0.0.1', '172.31.255.255', '192.168.0.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', '::', 'fd12::1', 'fe80::1', '::ffff:10.0.0.1', '[::1]']) {
+      expect(isPrivateAddress(privateList, ip), ip).toBe(true);
+    }
+    for (const ip of ['8.8.8.8', '1.1.1.1', '172.32.0.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) {
+      expect(isPrivateAddress(privateList, ip), ip).toBe(false);
+    }
+    expect(isPrivateHost(privateList, 'localhost')).toBe(true);
+    expect(isPrivateHost(privateList, 'LOCALHOST.')).toBe(true);
+    expect(isPrivateHost(privateList, 'hooks.localhost')).toBe(true);
+    expect(isPrivateHost(privateList, 'hooks.example.com')).toBe(false);
+  });
+});
+
+describe('WebhookSender (real loopback receiver)', () => {
+  let receiver: Receiver;
+  let hang: Receiver;
+  beforeAll(async () => {
+    receiver = await new Receiver((n) => (n === 0 ? 302 : 204)).listen();
+    hang = await new Receiver(() => new Promise<number>(() => {})).listen();
+  });
+  afterAll(async () => {
+    await receiver.close();
+    await hang.close();
+  });
+
+  it('counts a redirect as a failure and does not follow it', async () => {
+    const sender = new WebhookSender({ timeoutMs: 5000, publicOnly: false, privateList, userAgent: 'test' });
+    const result = await sender.send(message(receiver.url), new AbortController().signal);
+    expect(result).toMatchObject({ statusCode: 302, aborted: false });
+    expect(result.error).toMatch(/^HTTP 302/);
+    expect((await sender.send(message(receiver.url), new AbortController().signal)).statusCode).toBe(204);
+    expect(receiver.requests).toHaveLength(2);
+    expect(receiver.requests[0]!.headers['content-type']).toBe('application/json');
+    sender.close();
+  });
+
+  it('gives up on a receiver that does not answer within the timeout', async () => {
+    const sender = new WebhookSender({ timeoutMs: 300, publicOnly: false, privateList, userAgent: 'test' });
+    const result = await sender.send(message(hang.url), new AbortController().signal);
+    expect(result).toMatchObject({ statusCode: null, error: 'Timed out after 0.3 s', aborted: false });
+    expect(result.durationMs).toBeGreaterThanOrEqual(250);
+    sender.close();
+  });
+
+  it('is aborted (not a real attempt) when the worker stops', async () => {
+    const sender = new WebhookSender({ timeoutMs: 10_000, publicOnly: false, privateList, userAgent: 'test' });
+    const controller = new AbortController();
+    const pending = sender.send(message(hang.url), controller.signal);
+    await hang.waitFor((r) => r.requests.length >= 2, 5000, 'the request to arrive');
+    controller.abort();
+    expect(await pending).toMatchObject({ statusCode: null, aborted: true });
+    sender.close();
+  });
+
+  it('in public-only mode refuses a loopback IP without connecting', async () => {
+    const sender = new WebhookSender({ timeoutMs: 5000, publicOnly: true, privateList, userAgent: 'test' });
+    const before = receiver.requests.length;
+    const result = await sender.send(message(receiver.url), new AbortController().signal);
+    expect(result.statusCode).toBeNull();
+    expect(result.error).toMatch(/private or loopback/);
+    expect(receiver.requests.length).toBe(before);
+    sender.close();
+  });
+
+  it('in public-only mode refuses a host name that resolves to a private address, at connect time', async (ctx) => {
+    const name = hostname();
+    const resolved = await lookup(name).catch(() => undefined);
+    if (!resolved || !isPrivateAddress(privateList, resolved.address) || resolved.address !== '127.0.0.1') {
+      ctx.skip(`needs this machine's host name (${name}) to resolve to 127.0.0.1 (/etc/hosts)`);
+      return;
+    }
+    const url = receiver.url.replace('127.0.0.1', name);
+    const open = new WebhookSender({ timeoutMs: 5000, publicOnly: false, privateList, userAgent: 'test' });
+    const before = receiver.requests.length;
+    expect((await open.send(message(url), new AbortController().signal)).statusCode).toBe(204);
+    expect(receiver.requests.length).toBe(before + 1);
+    open.close();
+
+    const sender = new WebhookSender({ timeoutMs: 5000, publicOnly: true, privateList, userAgent: 'test' });
+    const result = await sender.send(message(url), new AbortController().signal);
+    expect(result.statusCode).toBeNull();
+    expect(result.error).toBe(`Refused: ${name} resolves to a private address (127.0.0.1)`);
+    expect(receiver.requests.length).toBe(before + 1);
+    sender.close();
+  });
+});

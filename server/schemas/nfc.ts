@@ -1,0 +1,134 @@
+/**
+ * Shapes of the local NFC API (/v1/nfc/…): request bodies (validated) and replies/events
+ * (documented; the console types itself from these). See docs/nfc.md.
+ */
+import { z } from 'zod';
+import { oneOf } from './common.ts';
+
+export const READER_STATES = ['starting', 'unavailable', 'no_daemon', 'no_reader', 'ready', 'card_present'] as const;
+export const NFC_ERROR_CODES = [
+  'unavailable', 'no_daemon', 'no_reader', 'no_tag', 'unsupported_card', 'not_formatted', 'too_small',
+  'read_only', 'tag_removed', 'verify_failed', 'uid_bound', 'busy', 'io_error',
+] as const;
+
+const serial = z.string().min(1).max(100);
+
+/** Locking is irreversible: `lock: true` needs `confirm_lock: true` beside it. */
+const lockFields = {
+  /** Lock the tag permanently after verifying it (irreversible). */
+  lock: z.boolean().optional(),
+  /** Must be true when `lock` is: the operator confirmed that locking cannot be undone. */
+  confirm_lock: z.boolean().optional(),
+};
+const LOCK_CONFIRM = 'Locking a tag is permanent: set confirm_lock to true to confirm';
+function lockConfirmed(body: { lock?: boolean | undefined; confirm_lock?: boolean | undefined }): boolean {
+  return body.lock !== true || body.confirm_lock === true;
+}
+
+export const StartSessionBody = z
+  .strictObject({
+    batch_id: z.string().min(1).max(100),
+    ...lockFields,
+    /** Take over tags already bound to other nodes without asking. */
+    allow_reassign: z.boolean().optional(),
+  })
+  .refine(lockConfirmed, { message: LOCK_CONFIRM, path: ['confirm_lock'] })
+  .meta({ id: 'StartNfcSessionBody' });
+
+export const SerialBody = z.strictObject({ serial: serial.optional() }).meta({ id: 'NfcSerialBody' });
+export const RetryBody = z.strictObject({ reassign: z.boolean().optional() }).meta({ id: 'NfcRetryBody' });
+
+export const WriteNodeBody = z
+  .strictObject({
+    slug: z.string().min(1).max(100),
+    ...lockFields,
+    reassign: z.boolean().optional(),
+    /** How long to wait for a tag when none is on the reader (ms). */
+    timeout_ms: z.number().int().min(1000).max(120_000).optional(),
+  })
+  .refine(lockConfirmed, { message: LOCK_CONFIRM, path: ['confirm_lock'] })
+  .meta({ id: 'NfcWriteNodeBody' });
+
+export const TagInfoSchema = z.object({
+  uid: z.string(),
+  atr: z.string(),
+  supported: z.boolean(),
+  refusal: z.object({ code: oneOf(NFC_ERROR_CODES), message: z.string() }).optional(),
+  type: z.string().optional(),
+  dataAreaBytes: z.number().optional(),
+  readOnly: z.boolean().optional(),
+});
+
+export const ReaderStatusSchema = z
+  .object({
+    state: oneOf(READER_STATES),
+    message: z.string(),
+    readers: z.array(z.string()),
+    cards: z.array(z.object({ reader: z.string(), info: TagInfoSchema })),
+    generation: z.number(),
+  })
+  .meta({ id: 'NfcReaderStatus' });
+
+export const RefusalSchema = z
+  .object({
+    code: oneOf(NFC_ERROR_CODES),
+    message: z.string(),
+    uid: z.string().optional(),
+    serial: z.string().nullable().optional(),
+    slug: z.string().optional(),
+    bound_to: z.object({ slug: z.string(), serial: z.string().nullable(), label: z.string() }).optional(),
+  })
+  .meta({ id: 'NfcRefusal' });
+
+export const SessionSchema = z
+  .object({
+    id: z.string(),
+    batch_id: z.string(),
+    batch_label: z.string(),
+    status: oneOf(['active', 'stopped', 'completed'] as const),
+    lock_tags: z.boolean(),
+    allow_reassign: z.boolean(),
+    next: z
+      .object({ serial: z.string().nullable(), slug: z.string(), node_id: z.string(), url: z.string(), revisit: z.boolean() })
+      .nullable(),
+    counts: z.object({ total: z.number(), written: z.number(), pending: z.number(), skipped: z.number(), lost: z.number() }),
+    last_refusal: RefusalSchema.nullable(),
+    recent: z.array(z.object({ serial: z.string().nullable(), slug: z.string(), hardware_id: z.string(), written_at: z.string() })),
+    started_at: z.string(),
+    updated_at: z.string(),
+  })
+  .meta({ id: 'NfcSession' });
+
+export const TagWrittenSchema = z
+  .object({
+    node: z.record(z.string(), z.unknown()),
+    serial: z.string().nullable(),
+    slug: z.string(),
+    hardware_id: z.string(),
+    tag_type: z.string(),
+    url: z.string(),
+    locked: z.boolean(),
+    reassigned_from: z.string().nullable(),
+    session_id: z.string().nullable(),
+    apdus: z.number(),
+    ms: z.number(),
+    written_at: z.string(),
+  })
+  .meta({ id: 'NfcTagWritten' });
+
+export const NfcStatusSchema = z
+  .object({ reader: ReaderStatusSchema, session: SessionSchema.nullable() })
+  .meta({ id: 'NfcStatus' });
+
+export type ReaderStatusT = z.infer<typeof ReaderStatusSchema>;
+export type NfcSessionT = z.infer<typeof SessionSchema>;
+export type NfcRefusalT = z.infer<typeof RefusalSchema>;
+export type NfcTagWrittenT = z.infer<typeof TagWrittenSchema>;
+/** Server-sent events on /v1/nfc/events: `event: <type>` + `data: <json>`. */
+export type NfcEventT =
+  | { type: 'reader'; data: ReaderStatusT }
+  | { type: 'tag'; data: { reader: string; info: z.infer<typeof TagInfoSchema> } }
+  | { type: 'tag.off'; data: { reader: string; uid: string | null } }
+  | { type: 'tag.written'; data: NfcTagWrittenT }
+  | { type: 'tag.refused'; data: NfcRefusalT }
+  | { type: 'session'; data: NfcSessionT | null };

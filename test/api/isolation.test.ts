@@ -1,0 +1,94 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createNode, expectError, expectInvalid, snapshot, validPayloads, waitForBatch } from '../support/fixtures.ts';
+import { type TestServer, UNLIMITED, startTestServer } from '../support/server.ts';
+
+// Another organization's resource is a 404 (never a 403), and never shows in lists.
+describe('organization isolation', () => {
+  let server: TestServer;
+  let otherKey: string;
+  const a: { slug: string; ruleId: string; templateId: string; batchId: string; keyId: string } = {} as never;
+
+  beforeAll(async () => {
+    server = await startTestServer({ limits: 'unlimited' });
+    const keys = server.running.app.services.keys;
+    const other = keys.createOrgWithKey('Other org', 'first');
+    otherKey = keys.createKey(other.org.id, 'other unlimited', 'enterprise', UNLIMITED).apiKey;
+
+    a.slug = (await createNode(server, 'wifi')).slug;
+    a.ruleId = (await server.api('POST', `/nodes/${a.slug}/rules`, { rule_type: 'geo_based', conditions: { countries: ['FR'] }, function_type: 'redirect', payload: validPayloads.redirect })).body.data.id;
+    a.templateId = (await server.api('POST', '/templates', { name: 'T', function_type: 'redirect', payload: validPayloads.redirect })).body.data.id;
+    a.batchId = (await server.api('POST', '/batches', { label: 'B', prefix: 'ISO', quantity: 2, function_type: 'redirect' })).body.data.id;
+    await waitForBatch(server, a.batchId);
+    a.keyId = (await server.api('POST', '/api-keys', { name: 'A second key' })).body.data.id;
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  const asOther = (method: string, path: string, body?: unknown) => server.api(method, path, body, otherKey);
+
+  it('every single-resource call on another organization\'s data is a 404 and changes nothing', async () => {
+    const before = snapshot(server.running.db);
+    const cases: Array<[string, string, unknown, string]> = [
+      ['GET', `/nodes/${a.slug}`, undefined, 'Node not found'],
+      ['PATCH', `/nodes/${a.slug}`, { label: 'mine' }, 'Node not found'],
+      ['DELETE', `/nodes/${a.slug}`, undefined, 'Node not found'],
+      ['POST', `/nodes/${a.slug}/lost`, undefined, 'Node not found'],
+      ['GET', `/nodes/${a.slug}/rules`, undefined, 'Node not found'],
+      ['POST', `/nodes/${a.slug}/rules`, { rule_type: 'traffic_split', conditions: { weight: 5 }, function_type: 'redirect', payload: validPayloads.redirect }, 'Node not found'],
+      ['GET', `/nodes/${a.slug}/rules/${a.ruleId}`, undefined, 'Node not found'],
+      ['PATCH', `/nodes/${a.slug}/rules/${a.ruleId}`, { enabled: false }, 'Node not found'],
+      ['DELETE', `/nodes/${a.slug}/rules/${a.ruleId}`, undefined, 'Node not found'],
+      ['GET', `/templates/${a.templateId}`, undefined, 'Template not found'],
+      ['PATCH', `/templates/${a.templateId}`, { name: 'mine' }, 'Template not found'],
+      ['DELETE', `/templates/${a.templateId}`, undefined, 'Template not found'],
+      ['GET', `/batches/${a.batchId}`, undefined, 'Batch not found'],
+      ['PATCH', `/batches/${a.batchId}`, { status: 'deployed' }, 'Batch not found'],
+      ['POST', `/batches/${a.batchId}/retry`, undefined, 'Batch not found'],
+      ['GET', `/batches/${a.batchId}/manifest`, undefined, 'Batch not found'],
+      ['GET', `/batches/${a.batchId}/manifest?format=csv`, undefined, 'Batch not found'],
+      ['DELETE', `/api-keys/${a.keyId}`, undefined, 'API key not found'],
+    ];
+    for (const [method, path, body, error] of cases) {
+      expectError(await asOther(method, path, body), 404, error);
+    }
+    // A rule id of org A under a node of org B is not found either.
+    const own = (await createNode({ api: asOther })).slug;
+    expectError(await asOther('GET', `/nodes/${own}/rules/${a.ruleId}`), 404, 'Rule not found');
+    const after = snapshot(server.running.db);
+    // Only B's own node (and its outbox event and slug) were added.
+    expect(after.nodes!.length).toBe(before.nodes!.length + 1);
+    expect(after.rules).toEqual(before.rules);
+    expect(after.templates).toEqual(before.templates);
+    expect(after.batches).toEqual(before.batches);
+    expect(after.api_keys).toEqual(before.api_keys);
+    expect(after.nodes!.slice(0, -1)).toEqual(before.nodes);
+  });
+
+  it('lists show only the caller\'s organization', async () => {
+    const nodes = await asOther('GET', '/nodes?limit=100');
+    expect(nodes.body.data.map((n: { slug: string }) => n.slug)).not.toContain(a.slug);
+    for (const n of nodes.body.data) expect(n.batch_id).not.toBe(a.batchId);
+    expect((await asOther('GET', `/nodes?batch_id=${a.batchId}`)).body).toEqual({ data: [], total: 0 });
+    expect((await asOther('GET', '/batches')).body).toEqual({ data: [], total: 0 });
+    expect((await asOther('GET', '/templates')).body).toEqual({ data: [], total: 0 });
+    const keys = (await asOther('GET', '/api-keys')).body.data.map((k: { id: string }) => k.id);
+    expect(keys).not.toContain(a.keyId);
+    expect(keys).toHaveLength(2);
+    // And the owner still sees everything.
+    expect((await server.api('GET', `/nodes?batch_id=${a.batchId}`)).body.total).toBe(2);
+  });
+
+  it('another organization\'s template cannot be referenced', async () => {
+    expectInvalid(await asOther('POST', '/nodes', { label: 'x', function_type: 'redirect', payload: validPayloads.redirect, template_id: a.templateId }), 'template_id', 'Template not found');
+    expectInvalid(await asOther('POST', '/batches', { label: 'x', prefix: 'X', quantity: 1, function_type: 'redirect', template_id: a.templateId }), 'template_id', 'Template not found');
+  });
+
+  it('serial numbering is per organization', async () => {
+    const b = await asOther('POST', '/batches', { label: 'B', prefix: 'ISO', quantity: 1, function_type: 'redirect' });
+    expect(b.status).toBe(201);
+    await waitForBatch({ api: asOther }, b.body.data.id);
+    const nodes = await asOther('GET', `/nodes?batch_id=${b.body.data.id}`);
+    expect(nodes.body.data[0].serial).toBe('ISO-001');
+  });
+});

@@ -1,0 +1,135 @@
+// Crashes in the middle of a batch writing session: the server process is SIGKILLed (1) with the
+// last written tag still on the reader: the restarted server resumes at the next serial and
+// refuses that tag (bound to the previous serial); (2) in the middle of a tag's write: the tag is
+// left with an empty NDEF message and is written for the same serial after the restart. No node
+// is written twice.
+import { spawnSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { databaseFile } from '../../server/serve.ts';
+import { apiRequest, repoRoot, spawnServer, tempDataDir, type ServerProcess } from '../support/server.ts';
+import { nfcSkipReason, startPcscSandbox, type PcscSandbox } from './harness.ts';
+import { expectedNdefUri, manifest, openEvents, readyBatch, until, type Api } from './support.ts';
+import { VirtualTag } from './virtual-tag.ts';
+
+const skip = nfcSkipReason();
+if (skip) console.warn(skip);
+
+function cli(dataDir: string, ...args: string[]): { [k: string]: any } { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const r = spawnSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), ...args, '--data', dataDir, '--json'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cli ${args.join(' ')}: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+}
+
+describe.skipIf(skip !== null)('NFC session after a crash', () => {
+  let sandbox: PcscSandbox;
+  let dataDir: string;
+  let server: ServerProcess | undefined;
+
+  beforeAll(async () => {
+    sandbox = await startPcscSandbox();
+    dataDir = tempDataDir('waymark-nfc-crash-');
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await sandbox?.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it('resumes at the right serial and writes no node twice', async () => {
+    const created = cli(dataDir, 'org', 'create', '--name', 'Crash test');
+    const key = cli(dataDir, 'keys', 'create', '--org', created.org.id, '--name', 'tests', '--plan', 'enterprise').api_key as string;
+    const env = { ...sandbox.env };
+    server = await spawnServer(dataDir, ['--scan-base', 'https://wm.example'], env);
+    let api: Api = (m, p, b) => apiRequest(server!.url, m, p, b, key);
+    await until('reader ready', async () => (await api('GET', '/nfc/status')).body.data.reader.state === 'ready');
+    const batch = await readyBatch(api, 'CRASH', 10);
+    const rows = (await manifest(api, batch.id)).nodes;
+    expect((await api('POST', '/nfc/session', { batch_id: batch.id })).status).toBe(201);
+
+    const tags = Array.from({ length: 10 }, () => new VirtualTag());
+    let stream = openEvents(server.url, key);
+    await stream.ready;
+    for (let i = 0; i < 4; i++) {
+      await tags[i]!.insert(sandbox.endpoint(0));
+      const e = await stream.next((ev) => ev.type === 'tag.written' || ev.type === 'tag.refused');
+      expect(e.type).toBe('tag.written');
+      if (i < 3) {
+        const off = stream.next((ev) => ev.type === 'tag.off');
+        await tags[i]!.remove();
+        await off;
+      }
+    }
+    stream.close();
+    // Tag 4 (CRASH-004) stays on the reader through the crash.
+    await server.kill();
+    server = await spawnServer(dataDir, ['--scan-base', 'https://wm.example'], env);
+    api = (m, p, b) => apiRequest(server!.url, m, p, b, key);
+    stream = openEvents(server.url, key);
+    await stream.ready;
+
+    const s = await api('GET', '/nfc/session');
+    expect(s.body.data.next.serial).toBe('CRASH-005');
+    expect(s.body.data.counts).toMatchObject({ written: 4, pending: 6 });
+    // The restarted bridge sees tag 4 again: refused, it belongs to CRASH-004.
+    const refused = await stream.next((ev) => ev.type === 'tag.refused' || ev.type === 'tag.written', 10_000);
+    expect(refused.type).toBe('tag.refused');
+    expect(refused.data).toMatchObject({ code: 'uid_bound', serial: 'CRASH-005', bound_to: { serial: 'CRASH-004' } });
+    const off = stream.next((ev) => ev.type === 'tag.off');
+    await tags[3]!.remove();
+    await off;
+
+    // CRASH-005: the server dies in the middle of writing its tag (a page written, the reply
+    // held back), then comes back. The half-written tag holds an empty NDEF message; presented
+    // again it is written for CRASH-005, which is still the serial asked for.
+    const held = tags[4]!.holdAfter(3);
+    await tags[4]!.insert(sandbox.endpoint(0));
+    await held;
+    stream.close();
+    await server.kill();
+    tags[4]!.release();
+    expect(tags[4]!.ndefMessage()).toEqual(Buffer.alloc(0));
+    server = await spawnServer(dataDir, ['--scan-base', 'https://wm.example'], env);
+    api = (m, p, b) => apiRequest(server!.url, m, p, b, key);
+    stream = openEvents(server.url, key);
+    await stream.ready;
+    expect((await api('GET', '/nfc/session')).body.data.next.serial).toBe('CRASH-005');
+    const rewritten = await stream.next((ev) => ev.type === 'tag.written' || ev.type === 'tag.refused', 10_000);
+    expect(rewritten.type, JSON.stringify(rewritten.data)).toBe('tag.written');
+    expect(rewritten.data.serial).toBe('CRASH-005');
+    const off5 = stream.next((ev) => ev.type === 'tag.off');
+    await tags[4]!.remove();
+    await off5;
+
+    for (let i = 5; i < 10; i++) {
+      await tags[i]!.insert(sandbox.endpoint(0));
+      const e = await stream.next((ev) => ev.type === 'tag.written' || ev.type === 'tag.refused');
+      expect(e.type, JSON.stringify(e.data)).toBe('tag.written');
+      expect(e.data.serial).toBe(rows[i]!.serial);
+      const gone = stream.next((ev) => ev.type === 'tag.off');
+      await tags[i]!.remove();
+      await gone;
+    }
+    stream.close();
+
+    const m = await manifest(api, batch.id);
+    expect(m.batch.status).toBe('deployed');
+    m.nodes.forEach((row, i) => {
+      expect(tags[i]!.ndefMessage()).toEqual(expectedNdefUri(`${row.url}?nfc`));
+    });
+    await server.stop();
+    server = undefined;
+    const db = new BetterSqlite3(databaseFile(dataDir), { readonly: true });
+    const writes = db.prepare('SELECT node_id, COUNT(*) AS n FROM nfc_writes GROUP BY node_id').all() as Array<{ node_id: string; n: number }>;
+    const events = db.prepare("SELECT COUNT(*) FROM outbox_events WHERE type = 'tag.written'").pluck().get();
+    db.close();
+    expect(writes).toHaveLength(10);
+    expect(writes.every((w) => w.n === 1)).toBe(true);
+    expect(events).toBe(10);
+    // Tag 4 was written once, before the crash: as many page writes as any other tag (same URL length).
+    expect(tags[3]!.stats.writes).toBe(tags[0]!.stats.writes);
+    expect(tags[4]!.stats.presentations).toBe(1); // the same presentation, written after the restart
+  });
+});
