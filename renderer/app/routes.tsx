@@ -7,6 +7,7 @@ const CreateNodePage = lazy(() => import('../features/nodes/CreateNodePage.tsx')
 const NodeDetailPage = lazy(() => import('./NodeDetailPage.tsx').then((m) => ({ default: m.NodeDetailPage })));
 const BatchesPage = lazy(() => import('../features/batches/BatchesPage.tsx').then((m) => ({ default: m.BatchesPage })));
 const BatchDetailPage = lazy(() => import('../features/batches/BatchDetailPage.tsx').then((m) => ({ default: m.BatchDetailPage })));
+const ProgramTagsPage = lazy(() => import('../features/nfc/ProgramTagsPage.tsx').then((m) => ({ default: m.ProgramTagsPage })));
 const TemplatesPage = lazy(() => import('../features/templates/TemplatesPage.tsx').then((m) => ({ default: m.TemplatesPage })));
 const WebhooksPage = lazy(() => import('../features/webhooks/WebhooksPage.tsx').then((m) => ({ default: m.WebhooksPage })));
 const ApiKeysPage = lazy(() => import('../features/api-keys/ApiKeysPage.tsx').then((m) => ({ default: m.ApiKeysPage })));
@@ -23,6 +24,7 @@ export const ROUTES: RouteDef[] = [
   { pattern: '/nodes/:slug', render: (p) => <NodeDetailPage key={p.slug} slug={p.slug!} /> },
   { pattern: '/batches', render: () => <BatchesPage /> },
   { pattern: '/batches/:id', render: (p) => <BatchDetailPage key={p.id} id={p.id!} /> },
+  { pattern: '/program-tags', render: () => <ProgramTagsPage /> },
   { pattern: '/templates', render: () => <TemplatesPage /> },
   { pattern: '/webhooks', render: () => <WebhooksPage /> },
   { pattern: '/api-keys', render: () => <ApiKeysPage /> },

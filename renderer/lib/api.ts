@@ -17,6 +17,7 @@ import {
   Webhook,
   WebhookCreated,
 } from '../../server/schemas/webhooks.ts';
+import { NfcStatusSchema, SessionSchema, TagWrittenSchema } from '../../server/schemas/nfc.ts';
 import { useSession } from './session.ts';
 
 export type CreateNodeInput = z.input<typeof CreateNodeBody>;
@@ -228,6 +229,16 @@ export const api = {
     list: () => many('/api-keys', ApiKey),
     create: (body: CreateApiKeyInput) => one('POST', '/api-keys', ApiKeyCreated, { body }),
     revoke: (id: string) => send('DELETE', `/api-keys/${enc(id)}`),
+  },
+
+  nfc: {
+    status: () => one('GET', '/nfc/status', NfcStatusSchema),
+    start: (body: { batch_id: string; lock?: boolean; confirm_lock?: boolean; allow_reassign?: boolean }) => one('POST', '/nfc/session', SessionSchema, { body }),
+    stop: () => one('POST', '/nfc/session/stop', SessionSchema, { body: {} }),
+    skip: () => one('POST', '/nfc/session/skip', SessionSchema, { body: {} }),
+    redo: () => one('POST', '/nfc/session/redo', SessionSchema, { body: {} }),
+    lost: () => one('POST', '/nfc/session/lost', SessionSchema, { body: {} }),
+    retry: (reassign = false) => one('POST', '/nfc/session/retry', TagWrittenSchema, { body: reassign ? { reassign } : {} }),
   },
 
   webhooks: {
