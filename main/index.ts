@@ -41,6 +41,9 @@ async function startEmbeddedServer(userData: string): Promise<RunningServer> {
     dataDir: join(userData, 'data'),
     scanBase: settings.scanBase,
     consoleDir: join(here, '..', 'renderer'),
+    // NFC runs in a child on a real Node (nfc-pcsc is not built for Electron): only when
+    // settings.json names one; the child script is read from the project's sources.
+    ...(settings.nfcNode ? { nfc: { execPath: settings.nfcNode, script: join(here, '..', '..', 'server', 'features', 'nfc', 'bridge-child.ts') } } : {}),
   };
   try {
     return await startServer({ ...options, port: settings.port });

@@ -7,9 +7,14 @@ export interface DesktopSettings {
   /** Preferred port; when busy the app falls back to a free one. */
   port: number;
   scanBase: string | undefined;
+  /**
+   * A Node (≥ 22.12) binary for the NFC bridge child: nfc-pcsc's native module is built for Node,
+   * not for Electron (docs/nfc.md). Unset: the desktop app runs without NFC.
+   */
+  nfcNode: string | undefined;
 }
 
-export const DEFAULT_SETTINGS: DesktopSettings = { host: '127.0.0.1', port: 8787, scanBase: undefined };
+export const DEFAULT_SETTINGS: DesktopSettings = { host: '127.0.0.1', port: 8787, scanBase: undefined, nfcNode: undefined };
 
 export function parseSettings(text: string | null | undefined): { settings: DesktopSettings; problems: string[] } {
   const problems: string[] = [];
@@ -34,6 +39,10 @@ export function parseSettings(text: string | null | undefined): { settings: Desk
   if (r.scanBase !== undefined) {
     if (typeof r.scanBase === 'string' && /^https?:\/\/[^/\s]+(\/[^\s]*)?$/i.test(r.scanBase)) settings.scanBase = r.scanBase;
     else problems.push('scanBase must be an http(s) URL such as https://w.example.com');
+  }
+  if (r.nfcNode !== undefined) {
+    if (typeof r.nfcNode === 'string' && (r.nfcNode.startsWith('/') || /^[A-Za-z]:[\\/]/.test(r.nfcNode))) settings.nfcNode = r.nfcNode;
+    else problems.push('nfcNode must be the absolute path of a Node binary');
   }
   return { settings, problems };
 }

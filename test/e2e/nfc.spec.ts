@@ -22,7 +22,7 @@ test('the Program tags screen shows the reader and runs a batch writing session'
 
   await page.getByRole('button', { name: 'Start writing' }).click();
   const started = page.getByText(`${prefix}-001`, { exact: true });
-  const refused = page.locator('.notice-error');
+  const refused = page.locator('form[aria-label="Start writing a batch"] .notice-error');
   await expect(started.or(refused)).toBeVisible();
   if (await started.isVisible()) {
     await screenshot(page, 'program-tags');
