@@ -19,6 +19,10 @@ import { KeysRepo } from './features/keys/repo.ts';
 import { keyRoutes } from './features/keys/routes.ts';
 import { KeyService } from './features/keys/service.ts';
 import { NodesRepo } from './features/nodes/repo.ts';
+import { defaultResourcesDir } from './features/printing/layouts.ts';
+import { printingRoutes } from './features/printing/routes.ts';
+import { PrintersRepo } from './features/printing/repo.ts';
+import { PrintService, loadPrintResources } from './features/printing/service.ts';
 import { nodeRoutes } from './features/nodes/routes.ts';
 import { NodeService } from './features/nodes/service.ts';
 import { RulesRepo } from './features/rules/repo.ts';
@@ -26,9 +30,14 @@ import { ruleRoutes } from './features/rules/routes.ts';
 import { RuleService } from './features/rules/service.ts';
 import { SlugAllocator } from './features/slugs/allocator.ts';
 import { instanceRoutes } from './features/instance/routes.ts';
+import { createSync } from './features/sync/index.ts';
+import { syncRoutes } from './features/sync/routes.ts';
 import { TemplatesRepo } from './features/templates/repo.ts';
 import { templateRoutes } from './features/templates/routes.ts';
 import { TemplateService } from './features/templates/service.ts';
+import { createScanHandler } from './features/scans/handler.ts';
+import { ScanAnalytics } from './features/scans/analytics.ts';
+import { scanRoutes } from './features/scans/routes.ts';
 import { createPrivateAddressList } from './features/webhooks/address.ts';
 import { WebhookDispatcher } from './features/webhooks/dispatcher.ts';
 import { registerWebhookMetrics } from './features/webhooks/metrics.ts';
@@ -58,6 +67,8 @@ export interface CreateAppOptions {
   logger?: Logger;
   /** The NFC reader bridge (serve.ts starts one); without it the NFC API reports NFC unavailable. */
   nfc?: NfcDevice | null;
+  /** Label layouts and the caption font (default: the repository's resources/; Electron passes its own). */
+  resourcesDir?: string;
 }
 
 /** A background worker the app starts and stops with itself. */
@@ -80,13 +91,22 @@ export interface App {
   routes: readonly AnyRouteSpec[];
 }
 
-function createServices(db: Database, clock: Clock, config: AppConfig, logger: Logger, nfcDevice: NfcDevice | null = null) {
+function createServices(
+  db: Database,
+  clock: Clock,
+  config: AppConfig,
+  logger: Logger,
+  nfcDevice: NfcDevice | null = null,
+  resourcesDir = defaultResourcesDir(),
+) {
   const outbox = new Outbox(db, clock);
+  // Sync (pairing, slug leases) comes first: it decides where slugs come from.
+  const sync = createSync({ db, clock, outbox, logger, dataDir: config.dataDir, config: config.sync });
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
   const batchesRepo = new BatchesRepo(db);
   const keysRepo = new KeysRepo(db);
-  const slugs = new SlugAllocator(db, clock);
+  const slugs = new SlugAllocator(db, clock, sync.slugSource, sync.blockTaken);
   const scanUrl = (slug: string) => `${config.scanBase}/v/${slug}`;
 
   const nodes = new NodeService({ db, clock, outbox, nodes: nodesRepo, templates: templatesRepo, slugs, scanUrl });
@@ -101,9 +121,11 @@ function createServices(db: Database, clock: Clock, config: AppConfig, logger: L
     templates: templatesRepo,
     nodeService: nodes,
     apiBase: `${config.publicUrl}/v1`,
+    assertCanMint: sync.assertCanMint,
   });
   const keys = new KeyService(db, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
+  const print = new PrintService({ clock, batches, nodes, printers: new PrintersRepo(db), ...loadPrintResources(resourcesDir) });
   const privateList = createPrivateAddressList();
   const webhooks = new WebhookService({ repo: new WebhooksRepo(db), outbox, clock, settings: config.webhooks, privateList });
   const webhookSender = new WebhookSender({
@@ -123,29 +145,35 @@ function createServices(db: Database, clock: Clock, config: AppConfig, logger: L
     scanUrl,
     device: nfcDevice,
   });
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, webhooks, webhookDispatcher, nfc };
+  const analytics = new ScanAnalytics(db, clock);
+  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, nfc, sync, analytics };
 }
 
 /**
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ db, clock, config, logger = consoleLogger, nfc = null }: CreateAppOptions): App {
-  const services = createServices(db, clock, config, logger, nfc);
+export function createApp({ db, clock, config, logger = consoleLogger, nfc = null, resourcesDir }: CreateAppOptions): App {
+  const services = createServices(db, clock, config, logger, nfc, resourcesDir);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
     ...ruleRoutes(services.rules),
-    ...batchRoutes(services.batches, services.generator),
+    ...batchRoutes(services.batches, services.generator, services.print),
+    ...printingRoutes(services.print),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
     ...instanceRoutes(config, services.keys),
     ...webhookRoutes(services.webhooks),
     ...nfcRoutes(services.nfc),
+    ...syncRoutes(services.sync),
+    ...scanRoutes({ nodes: services.nodes, analytics: services.analytics, scanBase: config.scanBase }),
   ];
   const workers: Worker[] = [
     services.generator,
     services.webhookDispatcher,
+    services.sync.worker,
+    { start: () => services.analytics.start(() => scans.lastScanAt()), stop: () => services.analytics.stop() },
     { start: () => services.nfc.start(), stop: async () => services.nfc.stop() },
   ];
   const metrics = createMetrics(db, config.version);
@@ -164,7 +192,17 @@ export function createApp({ db, clock, config, logger = consoleLogger, nfc = nul
     },
   });
 
+  // The public scan path (/v/<slug>) is answered before Express: it is the hot path.
+  const scans = createScanHandler({
+    db,
+    clock,
+    config,
+    onScansRecorded: () => services.outbox.notifyRecorded(),
+    onError: (err) => logger.error('scan handler failed', err),
+  });
+
   const handle = (req: IncomingMessage, res: ServerResponse) => {
+    if (scans(req, res)) return;
     res.setHeader('X-Request-Id', randomUUID());
     expressApp(req, res);
   };
@@ -174,6 +212,7 @@ export function createApp({ db, clock, config, logger = consoleLogger, nfc = nul
     start: () => workers.forEach((w) => w.start()),
     stop: async () => {
       await Promise.all(workers.map((w) => w.stop()));
+      await scans.close();
     },
     services,
     express: expressApp,

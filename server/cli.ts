@@ -36,6 +36,8 @@ program
       .argParser(parseMs)
       .hideHelp(),
   )
+  .addOption(new Option('--remote <url>', 'pair this site with a remote Waymark instance (docs/sync.md)').env('WAYMARK_REMOTE'))
+  .addOption(new Option('--remote-key <key>', 'API key of the organization on the remote').env('WAYMARK_REMOTE_KEY'))
   .action(async (opts: {
     host: string;
     port: number | string;
@@ -45,10 +47,14 @@ program
     webhooksPublicOnly?: boolean;
     webhookRetryBaseMs?: number;
     nfc?: boolean;
+    remote?: string;
+    remoteKey?: string;
   }) => {
     if (opts.scanBase !== undefined && !/^https?:\/\/[^/\s]+(\/[^\s]*)?$/i.test(opts.scanBase)) {
       fail('--scan-base must be an http(s) URL such as https://w.example.com');
     }
+    if (opts.remote !== undefined && !/^https?:\/\/[^/\s]+\/?$/i.test(opts.remote)) fail('--remote must be an http(s) origin such as https://waymark.example.com');
+    if (opts.remoteKey !== undefined && opts.remote === undefined) fail('--remote-key needs --remote');
     const port = typeof opts.port === 'string' ? parsePort(opts.port) : opts.port;
     const trustProxy = opts.trustProxy === true || envFlag('WAYMARK_TRUST_PROXY');
     const webhooks = {
@@ -58,10 +64,20 @@ program
     let running: Awaited<ReturnType<typeof startServer>>;
     try {
       const nfc = opts.nfc !== false && !envFlag('WAYMARK_NO_NFC');
-      running = await startServer({ host: opts.host, port, dataDir: opts.data, scanBase: opts.scanBase, trustProxy, webhooks, nfc });
+      running = await startServer({
+        host: opts.host,
+        port,
+        dataDir: opts.data,
+        scanBase: opts.scanBase,
+        trustProxy,
+        webhooks,
+        nfc,
+        sync: { remoteUrl: opts.remote, remoteKey: opts.remoteKey },
+      });
     } catch (err) {
       fail(startupError(err, opts.host, port, opts.data));
     }
+    if (opts.remote) console.log(`Paired with remote ${opts.remote}${opts.remoteKey ? '' : ' (no --remote-key: offline)'}`);
     console.log(`Waymark ${VERSION} listening on ${running.url}`);
     console.log(`Data: ${databaseFile(opts.data)}`);
     if (running.firstRun) {

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
+import type { SyncConfig } from './features/sync/index.ts';
 
 export interface AppConfig {
   /** Public address printed on tags: scan URLs are `{scanBase}/v/<slug>`. No trailing slash. */
@@ -15,6 +16,8 @@ export interface AppConfig {
   webhooks: WebhookSettings;
   /** Folder of the built console served at /console/ (default: out/renderer of the project). */
   consoleDir?: string | undefined;
+  /** Pairing with a remote and slug leases (docs/sync.md); absent = standalone. */
+  sync?: SyncConfig | undefined;
 }
 
 export interface WebhookSettings {
@@ -69,6 +72,7 @@ export function makeConfig(
     version: partial.version ?? VERSION,
     consoleDir: partial.consoleDir,
     webhooks: { ...defaultWebhookSettings, ...definedOnly(partial.webhooks ?? {}) },
+    ...(partial.sync ? { sync: partial.sync } : {}),
   };
 }
 

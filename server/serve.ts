@@ -4,6 +4,7 @@ import { networkInterfaces } from 'node:os';
 import { join } from 'node:path';
 import { type App, createApp, type Logger, consoleLogger } from './app.ts';
 import { makeConfig, type WebhookSettings } from './config.ts';
+import type { SyncConfig } from './features/sync/index.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import { NfcBridge, type NfcBridgeOptions } from './features/nfc/bridge.ts';
@@ -16,6 +17,8 @@ export interface ServeOptions {
   trustProxy?: boolean | undefined;
   /** Folder of the built console (default: the project's out/renderer). */
   consoleDir?: string | undefined;
+  /** Pair with a remote instance (`--remote`, `--remote-key`; docs/sync.md). */
+  sync?: SyncConfig | undefined;
   clock?: Clock;
   logger?: Logger;
   /** Webhook delivery settings; unset fields keep their defaults. */
@@ -73,6 +76,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     trustProxy: options.trustProxy ?? false,
     dataDir: options.dataDir,
     consoleDir: options.consoleDir,
+    sync: options.sync,
     webhooks: options.webhooks,
   });
   const nfc = options.nfc

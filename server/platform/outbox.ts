@@ -38,6 +38,15 @@ export class Outbox {
     return id;
   }
 
+  /**
+   * Tells the listeners that events were written to outbox_events without record(): the scan
+   * writer inserts `node.scanned` rows itself (time-ordered ids, batched, possibly from a worker
+   * thread's connection).
+   */
+  notifyRecorded(): void {
+    if (this.listeners.size > 0) queueMicrotask(() => this.listeners.forEach((l) => l()));
+  }
+
   /** Called (asynchronously) whenever an event was recorded: wake-up for delivery workers. */
   onRecorded(listener: () => void): () => void {
     this.listeners.add(listener);

@@ -27,7 +27,7 @@ export const UpdateNodeBody = z
 export const ListNodesQuery = z.strictObject({
   status: oneOf(NODE_STATUSES).optional(),
   function_type: oneOf(FUNCTION_TYPES).optional(),
-  batch_id: z.string().max(100).optional(),
+  batch_id: z.string().min(1, 'must not be empty').max(100).optional(),
   q: z.string().max(200).optional().meta({ description: 'Search in label, slug and serial.' }),
   ...pagination,
 });

@@ -1,4 +1,4 @@
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -9,10 +9,16 @@ const CLI = join(repoRoot, 'server', 'cli.ts');
 const KEY_RE = /wmk_[0-9A-Za-z]{32}/;
 
 /** Runs a one-shot CLI command with a clean WAYMARK_* environment. */
-function run(args: string[], env: Record<string, string> = {}) {
+function run(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('WAYMARK_')));
-  const res = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...clean, ...env } });
-  return { code: res.status, stdout: res.stdout, stderr: res.stderr };
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [CLI, ...args], { env: { ...clean, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('close', (code) => resolve({ code, stdout, stderr }));
+  });
 }
 
 /** `waymark serve` configured only through WAYMARK_* variables. */
@@ -44,7 +50,7 @@ async function banner(proc: { output: () => string }): Promise<string> {
   return proc.output();
 }
 
-describe('CLI', () => {
+describe('CLI', async () => {
   const dirs: string[] = [];
   const dir = () => {
     const d = tempDataDir('waymark-cli-');
@@ -94,7 +100,7 @@ describe('CLI', () => {
 
   it('org create --json prints one JSON line {org: {id, name}, api_key}', async () => {
     const data = dir();
-    const res = run(['org', 'create', '--name', 'Acme Field Ops', '--data', data, '--json']);
+    const res = await run(['org', 'create', '--name', 'Acme Field Ops', '--data', data, '--json']);
     expect(res.code).toBe(0);
     const lines = res.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -112,8 +118,8 @@ describe('CLI', () => {
 
   it('keys create --json prints one JSON line {key: {id, name, plan}, api_key}; bad input exits non-zero', async () => {
     const data = dir();
-    const org = JSON.parse(run(['org', 'create', '--name', 'O', '--data', data, '--json']).stdout);
-    const res = run(['keys', 'create', '--org', org.org.id, '--name', 'Printer', '--plan', 'pro', '--data', data, '--json']);
+    const org = JSON.parse((await run(['org', 'create', '--name', 'O', '--data', data, '--json'])).stdout);
+    const res = await run(['keys', 'create', '--org', org.org.id, '--name', 'Printer', '--plan', 'pro', '--data', data, '--json']);
     expect(res.code).toBe(0);
     const lines = res.stdout.trim().split('\n');
     expect(lines).toHaveLength(1);
@@ -122,23 +128,23 @@ describe('CLI', () => {
     expect(Object.keys(parsed.key).sort()).toEqual(['id', 'name', 'plan']);
     expect(parsed.key).toMatchObject({ name: 'Printer', plan: 'pro' });
     expect(parsed.api_key).toMatch(KEY_RE);
-    expect(JSON.parse(run(['keys', 'create', '--org', org.org.id, '--name', 'D', '--data', data, '--json']).stdout).key.plan).toBe('developer');
+    expect(JSON.parse((await run(['keys', 'create', '--org', org.org.id, '--name', 'D', '--data', data, '--json'])).stdout).key.plan).toBe('developer');
 
-    const unknownOrg = run(['keys', 'create', '--org', 'nope', '--name', 'x', '--data', data, '--json']);
+    const unknownOrg = await run(['keys', 'create', '--org', 'nope', '--name', 'x', '--data', data, '--json']);
     expect(unknownOrg.code).not.toBe(0);
     expect(unknownOrg.stderr).toMatch(/organization nope not found/);
     expect(unknownOrg.stdout).toBe('');
-    const badPlan = run(['keys', 'create', '--org', org.org.id, '--name', 'x', '--plan', 'gold', '--data', data]);
+    const badPlan = await run(['keys', 'create', '--org', org.org.id, '--name', 'x', '--plan', 'gold', '--data', data]);
     expect(badPlan.code).not.toBe(0);
     expect(badPlan.stderr).toMatch(/gold/);
-    const blank = run(['org', 'create', '--name', '  ', '--data', data]);
+    const blank = await run(['org', 'create', '--name', '  ', '--data', data]);
     expect(blank.code).not.toBe(0);
-    expect(run(['org', 'create', '--data', data]).code).not.toBe(0);
+    expect((await run(['org', 'create', '--data', data])).code).not.toBe(0);
   });
 
-  it('without --json the commands print readable lines with the key', () => {
+  it('without --json the commands print readable lines with the key', async () => {
     const data = dir();
-    const res = run(['org', 'create', '--name', 'Readable', '--data', data]);
+    const res = await run(['org', 'create', '--name', 'Readable', '--data', data]);
     expect(res.code).toBe(0);
     expect(res.stdout).toMatch(/Organization Readable \(/);
     expect(res.stdout).toMatch(KEY_RE);
@@ -148,12 +154,12 @@ describe('CLI', () => {
   it('every flag reads its WAYMARK_* variable', async () => {
     const data = dir();
     // org create: WAYMARK_DATA and WAYMARK_JSON
-    const org = run(['org', 'create', '--name', 'Env'], { WAYMARK_DATA: data, WAYMARK_JSON: 'true' });
+    const org = await run(['org', 'create', '--name', 'Env'], { WAYMARK_DATA: data, WAYMARK_JSON: 'true' });
     expect(org.code).toBe(0);
     const parsed = JSON.parse(org.stdout);
-    expect(JSON.parse(run(['keys', 'create', '--org', parsed.org.id, '--name', 'k'], { WAYMARK_DATA: data, WAYMARK_JSON: '1' }).stdout).key.name).toBe('k');
+    expect(JSON.parse((await run(['keys', 'create', '--org', parsed.org.id, '--name', 'k'], { WAYMARK_DATA: data, WAYMARK_JSON: '1' })).stdout).key.name).toBe('k');
     // WAYMARK_JSON=false means human output, not JSON.
-    expect(run(['org', 'create', '--name', 'Env2'], { WAYMARK_DATA: data, WAYMARK_JSON: 'false' }).stdout).toMatch(/^Organization Env2/);
+    expect((await run(['org', 'create', '--name', 'Env2'], { WAYMARK_DATA: data, WAYMARK_JSON: 'false' })).stdout).toMatch(/^Organization Env2/);
 
     // serve: WAYMARK_HOST, WAYMARK_PORT, WAYMARK_DATA, WAYMARK_SCAN_BASE
     const srv = await serveWithEnv({ WAYMARK_HOST: '127.0.0.1', WAYMARK_PORT: '0', WAYMARK_DATA: data, WAYMARK_SCAN_BASE: 'https://w.example.com/' });
@@ -165,7 +171,7 @@ describe('CLI', () => {
 
   it('WAYMARK_TRUST_PROXY=false leaves proxy headers ignored; true honours them; junk is refused', async () => {
     const data = dir();
-    const org = JSON.parse(run(['org', 'create', '--name', 'P', '--data', data, '--json']).stdout);
+    const org = JSON.parse((await run(['org', 'create', '--name', 'P', '--data', data, '--json'])).stdout);
     const key = org.api_key as string;
     const manifestUrl = async (url: string) => {
       const b = await apiRequest(url, 'POST', '/batches', { label: 'b', prefix: 'TP', quantity: 1, function_type: 'redirect' }, key);
@@ -186,33 +192,33 @@ describe('CLI', () => {
     const flag = await spawnServer(data, ['--trust-proxy']);
     expect(await manifestUrl(flag.url)).toMatch(/^https:\/\//);
     await flag.stop();
-    const junk = run(['serve', '--port', '0', '--data', data], { WAYMARK_TRUST_PROXY: 'maybe' });
+    const junk = await run(['serve', '--port', '0', '--data', data], { WAYMARK_TRUST_PROXY: 'maybe' });
     expect(junk.code).toBe(2);
     expect(junk.stderr).toMatch(/WAYMARK_TRUST_PROXY/);
   });
 
-  it('--help describes every command and option with its environment variable', () => {
-    const root = run(['--help']);
+  it('--help describes every command and option with its environment variable', async () => {
+    const root = await run(['--help']);
     expect(root.code).toBe(0);
     for (const cmd of ['serve', 'org', 'keys']) expect(root.stdout).toContain(cmd);
-    const serve = run(['serve', '--help']);
+    const serve = await run(['serve', '--help']);
     expect(serve.code).toBe(0);
     for (const s of ['--host', '--port', '--data', '--scan-base', '--trust-proxy', 'WAYMARK_HOST', 'WAYMARK_PORT', 'WAYMARK_DATA', 'WAYMARK_SCAN_BASE', 'WAYMARK_TRUST_PROXY']) {
       expect(serve.stdout).toContain(s);
     }
-    const org = run(['org', 'create', '--help']);
+    const org = await run(['org', 'create', '--help']);
     for (const s of ['--name', '--data', '--json', 'WAYMARK_JSON']) expect(org.stdout).toContain(s);
-    const keys = run(['keys', 'create', '--help']);
+    const keys = await run(['keys', 'create', '--help']);
     for (const s of ['--org', '--name', '--plan', 'developer', 'pro', 'enterprise', '--json']) expect(keys.stdout).toContain(s);
-    expect(run(['--version']).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+    expect((await run(['--version'])).stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
   });
 
-  it('refuses bad serve options with exit code 2 and a message', () => {
+  it('refuses bad serve options with exit code 2 and a message', async () => {
     const data = dir();
-    const port = run(['serve', '--port', '70000', '--data', data]);
+    const port = await run(['serve', '--port', '70000', '--data', data]);
     expect(port.code).toBe(2);
     expect(port.stderr).toMatch(/invalid port/);
-    const scan = run(['serve', '--port', '0', '--data', data, '--scan-base', 'ftp://x']);
+    const scan = await run(['serve', '--port', '0', '--data', data, '--scan-base', 'ftp://x']);
     expect(scan.code).toBe(2);
     expect(scan.stderr).toMatch(/--scan-base/);
   });
@@ -238,7 +244,7 @@ describe('CLI', () => {
     const file = join(dir(), 'not-a-dir');
     writeFileSync(file, 'x');
     for (const args of [['serve', '--port', '0', '--data', file], ['org', 'create', '--name', 'x', '--data', file]]) {
-      const res = run(args);
+      const res = await run(args);
       expect(res.code).toBe(2);
       expect(res.stderr).toMatch(/cannot use data directory/);
       expect(res.stderr).not.toMatch(/\n\s+at /);

@@ -119,7 +119,7 @@ function expectSpecShaped(res: ApiResponse, context: string): void {
 
 describe('property: hostile bodies at every write endpoint', () => {
   let server: TestServer;
-  const ids: { slug: string; ruleId: string; templateId: string; batchId: string } = {} as never;
+  const ids: { slug: string; ruleId: string; templateId: string; batchId: string; webhookId: string } = {} as never;
 
   beforeAll(async () => {
     server = await startTestServer({ limits: 'unlimited' });
@@ -129,6 +129,10 @@ describe('property: hostile bodies at every write endpoint', () => {
     await createNode(server, 'wifi', { template_id: ids.templateId, payload: { password: 'secret-password' } });
     ids.batchId = (await server.api('POST', '/batches', { label: 'B', prefix: 'FZ', quantity: 2, function_type: 'redirect' })).body.data.id;
     await waitForBatch(server, ids.batchId);
+    ids.webhookId = (await server.api('POST', '/webhooks', { url: 'https://hooks.example.com/w', events: ['node.created'], active: false })).body.data.id;
+    // Stop the background workers (batch generation, webhook delivery) so that nothing but the
+    // request under test can change the stored data between the two snapshots.
+    await server.running.app.stop();
   });
   afterAll(async () => {
     await server.close();
@@ -149,6 +153,8 @@ describe('property: hostile bodies at every write endpoint', () => {
     { name: 'POST /batches', method: 'POST', path: () => '/batches', valid: () => ({ label: 'b', prefix: 'FZB', quantity: 1, function_type: 'redirect', base_payload: { ...validPayloads.redirect } }) },
     { name: 'PATCH /batches/{id}', method: 'PATCH', path: () => `/batches/${ids.batchId}`, valid: () => ({ label: 'b', status: 'writing' }) },
     { name: 'POST /api-keys', method: 'POST', path: () => '/api-keys', valid: () => ({ name: 'k', plan: 'developer' }) },
+    { name: 'POST /webhooks', method: 'POST', path: () => '/webhooks', valid: () => ({ url: 'https://hooks.example.com/a', events: ['node.created', 'batch.completed'], description: 'd', active: false }) },
+    { name: 'PATCH /webhooks/{id}', method: 'PATCH', path: () => `/webhooks/${ids.webhookId}`, valid: () => ({ url: 'https://hooks.example.com/b', events: ['node.deleted'], description: null, active: false }) },
   ];
 
   for (const ep of endpoints) {
@@ -191,7 +197,7 @@ describe('property: hostile bodies at every write endpoint', () => {
   it('random slugs and ids in paths: no 5xx, 404 or 400', async () => {
     const segment = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('%ZZ', '%', '..', '%2e%2e', '%00', 'oOiIlL00'));
     await fc.assert(
-      fc.asyncProperty(segment, fc.constantFrom('/nodes/', '/batches/', '/templates/', '/api-keys/'), async (seg, base) => {
+      fc.asyncProperty(segment, fc.constantFrom('/nodes/', '/batches/', '/templates/', '/api-keys/', '/webhooks/'), async (seg, base) => {
         const encoded = /%/.test(seg) ? seg : encodeURIComponent(seg);
         if (encoded === '') return;
         const res = await server.api('GET', `${base}${encoded}`);

@@ -218,6 +218,18 @@ describe('nodes: list, filters and pagination', () => {
     expect(past.body).toEqual({ data: [], total: 12 });
   });
 
+  it('q searches label, slug and serial, with % and _ taken literally', async () => {
+    const byLabel = await server.api('GET', '/nodes?q=w1');
+    expect(byLabel.body.data.map((n: { label: string }) => n.label)).toContain('W1');
+    for (const n of byLabel.body.data) expect(`${n.label} ${n.slug}`.toUpperCase()).toContain('W1');
+    expect(byLabel.body.total).toBe(byLabel.body.data.length);
+    const bySlug = await server.api('GET', `/nodes?q=${created[0]!.slug.slice(1, 7).toLowerCase()}`);
+    expect(bySlug.body.data.map((n: { slug: string }) => n.slug)).toContain(created[0]!.slug);
+    expect((await server.api('GET', '/nodes?q=%25')).body.total).toBe(0);
+    expect((await server.api('GET', '/nodes?q=_')).body.total).toBe(0);
+    expect((await server.api('GET', '/nodes?q=R&status=paused')).body.total).toBe(2);
+  });
+
   it('defaults limit to 50 and allows 1..100', async () => {
     expect((await server.api('GET', '/nodes?limit=1')).body.data).toHaveLength(1);
     expect((await server.api('GET', '/nodes?limit=100')).status).toBe(200);
@@ -232,5 +244,7 @@ describe('nodes: list, filters and pagination', () => {
     expectInvalid(await server.api('GET', '/nodes?status=gone'), 'status');
     expectInvalid(await server.api('GET', '/nodes?function_type=teleport'), 'function_type');
     expectInvalid(await server.api('GET', '/nodes?sort=label'), 'sort', 'is not a known field');
+    // An empty batch_id (a client that lost its id) must not silently list every node.
+    expectInvalid(await server.api('GET', '/nodes?batch_id='), 'batch_id');
   });
 });

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../server/platform/clock.ts';
 import { ISO_RE, UUID_RE, createNode, expectError, expectInvalid, validPayloads } from '../support/fixtures.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 
@@ -141,5 +142,20 @@ describe('routing rules', () => {
     expectError(await server.api('POST', '/nodes/ZZZZZZZZ/rules', timeRule()), 404, 'Node not found');
     expectError(await server.api('GET', '/nodes/ZZZZZZZZ/rules'), 404, 'Node not found');
     expect((await server.api('GET', `/nodes/${slug}/rules/${id}`)).status).toBe(200);
+  });
+});
+
+describe('routing rules created in the same millisecond', () => {
+  it('keep their creation order among equal priorities', async () => {
+    const server = await startTestServer({ limits: 'unlimited', clock: new ManualClock() });
+    try {
+      const slug = (await createNode(server)).slug;
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) ids.push((await server.api('POST', `/nodes/${slug}/rules`, timeRule())).body.data.id);
+      const list = await server.api('GET', `/nodes/${slug}/rules`);
+      expect(list.body.data.map((r: { id: string }) => r.id)).toEqual(ids);
+    } finally {
+      await server.close();
+    }
   });
 });

@@ -3,12 +3,14 @@ import { defineRoute } from '../../http/route.ts';
 import { toCsv } from '../../platform/csv.ts';
 import { Batch, CreateBatchBody, ListBatchesQuery, Manifest, ManifestQuery, UpdateBatchBody } from '../../schemas/batches.ts';
 import { IdParams } from '../../schemas/templates.ts';
+import { ManifestPrintQueryDoc, PDF_CONTENT, sendManifestPdf } from '../printing/routes.ts';
+import type { PrintService } from '../printing/service.ts';
 import type { BatchGenerator } from './generator.ts';
 import type { BatchService } from './service.ts';
 
 const MANIFEST_COLUMNS = ['serial', 'slug', 'url', 'id', 'status', 'hardware_id'] as const;
 
-export function batchRoutes(batches: BatchService, generator: BatchGenerator) {
+export function batchRoutes(batches: BatchService, generator: BatchGenerator, print?: PrintService) {
   return [
     defineRoute({
       method: 'post',
@@ -76,21 +78,23 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator) {
     defineRoute({
       method: 'get',
       path: '/batches/{id}/manifest',
-      summary: 'The batch manifest: JSON, or CSV with ?format=csv',
+      summary: 'The batch manifest: JSON, CSV with ?format=csv, or a label sheet with ?format=pdf&layout=…',
       tags: ['Batches'],
       params: IdParams,
-      query: ManifestQuery,
+      query: ManifestQuery.extend(ManifestPrintQueryDoc.shape),
       responses: {
         200: {
           description: 'Manifest',
           content: {
             'application/json': { schema: z.object({ data: Manifest }) },
             'text/csv': { schema: z.string() },
+            ...PDF_CONTENT,
           },
         },
         409: { description: 'Manifest not ready' },
       },
-      handler: ({ params, query, auth, res, apiBase }) => {
+      handler: ({ params, query, auth, req, res, apiBase }) => {
+        if (query.format === 'pdf' && print) return sendManifestPdf(print, { req, res, orgId: auth.orgId, batchId: params.id });
         const { batch, nodes } = batches.manifest(auth.orgId, params.id);
         if (query.format === 'csv') {
           res

@@ -31,6 +31,8 @@ export interface BatchServiceDeps {
   nodeService: NodeService;
   /** `{base_url}` used in manifest_url of events (API replies use the request's origin). */
   apiBase: string;
+  /** Throws (409) when the slug source cannot cover `count` new nodes (a paired site's reserve). */
+  assertCanMint?: (count: number) => void;
 }
 
 export const MANIFEST_READY: readonly BatchStatus[] = ['ready', 'writing', 'deployed'];
@@ -83,6 +85,7 @@ export class BatchService {
       } else if (input.base_payload !== undefined) {
         validatePayload(input.function_type, input.base_payload, 'base_payload');
       }
+      this.deps.assertCanMint?.(input.quantity);
       const now = new Date(this.deps.clock.now()).toISOString();
       const batch: BatchRow = {
         id: newId(),

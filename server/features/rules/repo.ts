@@ -39,8 +39,8 @@ export class RulesRepo {
   private readonly deleteStmt;
 
   constructor(db: Database) {
-    // Evaluation order: priority, then age.
-    this.listStmt = db.prepare(`SELECT ${COLUMNS} FROM rules WHERE node_id = ? ORDER BY priority, created_at, id`);
+    // Evaluation order: priority, then age (rowid breaks ties within one millisecond; ids are random).
+    this.listStmt = db.prepare(`SELECT ${COLUMNS} FROM rules WHERE node_id = ? ORDER BY priority, created_at, rowid`);
     this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM rules WHERE node_id = ? AND id = ?`);
     this.insertStmt = db.prepare(
       `INSERT INTO rules (${COLUMNS}) VALUES (@id, @node_id, @rule_type, @conditions_json, @function_type, @payload_json, @priority, @enabled, @created_at, @updated_at)`,

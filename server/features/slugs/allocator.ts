@@ -20,6 +20,7 @@ export type SlugSource = 'standalone' | 'leased';
  */
 export class SlugAllocator {
   private readonly current;
+  private readonly currentLeased;
   private readonly advance;
   private readonly claim;
   private readonly blockExists;
@@ -29,13 +30,28 @@ export class SlugAllocator {
   private readonly db: Database;
   private readonly clock: Clock;
   private readonly source: () => SlugSource;
+  private readonly blockTaken: (block: number) => boolean;
 
-  constructor(db: Database, clock: Clock, source: () => SlugSource = () => 'standalone') {
+  /**
+   * `source`: 'leased' once the instance is paired with a remote (sync): it then mints only from
+   * blocks the remote leased or confirmed, and never picks one itself. `blockTaken`: blocks held
+   * elsewhere (on a remote: leased to its sites), skipped when picking a block at random.
+   */
+  constructor(
+    db: Database,
+    clock: Clock,
+    source: () => SlugSource = () => 'standalone',
+    blockTaken: (block: number) => boolean = () => false,
+  ) {
     this.db = db;
     this.clock = clock;
     this.source = source;
+    this.blockTaken = blockTaken;
     this.current = db.prepare(
       `SELECT block, next_offset FROM slug_blocks WHERE next_offset < ${BLOCK_SIZE} ORDER BY acquired_at, block LIMIT 1`,
+    );
+    this.currentLeased = db.prepare(
+      `SELECT block, next_offset FROM slug_blocks WHERE next_offset < ${BLOCK_SIZE} AND source = 'lease' ORDER BY acquired_at, block LIMIT 1`,
     );
     this.advance = db.prepare('UPDATE slug_blocks SET next_offset = next_offset + 1 WHERE block = ?');
     this.claim = db.prepare("INSERT INTO slug_blocks (block, next_offset, source, acquired_at) VALUES (?, 0, 'local', ?)");
@@ -46,10 +62,11 @@ export class SlugAllocator {
 
   /** Mints the next slug and records it as belonging to `nodeId` (forever: tombstones stay). */
   mint(orgId: string, nodeId: string): string {
-    let row = this.current.get() as { block: number; next_offset: number } | undefined;
+    const leased = this.source() === 'leased';
+    let row = (leased ? this.currentLeased : this.current).get() as { block: number; next_offset: number } | undefined;
     if (!row) {
-      if (this.source() === 'leased') {
-        throw new ConflictError('No slugs left in this site\'s reserve: connect to the remote to top it up');
+      if (leased) {
+        throw new ConflictError('No slugs left in this site\'s reserve: it refills from the remote when online (see GET /v1/sync/status)');
       }
       row = { block: this.claimRandomBlock(), next_offset: 0 };
     }
@@ -72,7 +89,7 @@ export class SlugAllocator {
   private claimRandomBlock(): number {
     for (;;) {
       const block = randomInt(0, BLOCK_COUNT);
-      if (this.blockExists.get(block)) continue;
+      if (this.blockExists.get(block) || this.blockTaken(block)) continue;
       this.claim.run(block, new Date(this.clock.now()).toISOString());
       return block;
     }

@@ -1,0 +1,178 @@
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import { defineRoute } from '../../http/route.ts';
+import { parseOrThrow } from '../../platform/validation.ts';
+import { SlugParams } from '../../schemas/nodes.ts';
+import { Deleted } from '../../schemas/common.ts';
+import { CalibrationQuery, CreatePrinterBody, LabelPdfQuery, LayoutInfo, ListPrintersQuery, ManifestPdfQuery, PreviewQuery, Printer, UpdatePrinterBody } from '../../schemas/printing.ts';
+import type { PreparedPdf, PrintService } from './service.ts';
+
+export const PDF_CONTENT = { 'application/pdf': { schema: z.string().meta({ description: 'A PDF document' }) } };
+
+/** Sends a prepared PDF; a client that goes away mid-stream is not a server error. */
+async function sendPdf(res: Response, pdf: PreparedPdf, stream: boolean): Promise<undefined> {
+  res.status(200);
+  res.type('application/pdf');
+  res.setHeader('Content-Disposition', `inline; filename="${pdf.filename}"`);
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('X-Label-Count', String(pdf.labels));
+  res.setHeader('X-Page-Count', String(pdf.pages));
+  if (!stream) {
+    res.send(await pdf.buffer());
+    return undefined;
+  }
+  try {
+    await pdf.write(res);
+  } catch (err) {
+    if (res.destroyed || (err as { code?: string }).code === 'ERR_STREAM_PREMATURE_CLOSE') return undefined;
+    throw err;
+  }
+  return undefined;
+}
+
+export const SVG_CONTENT = { 'image/svg+xml': { schema: z.string().meta({ description: 'An SVG image, 1 unit = 1 mm' }) } };
+
+/** One page of a print as SVG, for previews (the console shows it in an <img>). */
+function sendPreview(res: Response, pdf: PreparedPdf, page: number): undefined {
+  const svg = pdf.previewSvg(page);
+  res.status(200);
+  res.type('image/svg+xml');
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Security-Policy', "default-src 'none'");
+  res.setHeader('X-Label-Count', String(pdf.labels));
+  res.setHeader('X-Page-Count', String(pdf.pages));
+  res.send(svg);
+  return undefined;
+}
+
+/**
+ * `GET /batches/{id}/manifest?format=pdf&…`: called by the batch manifest route for format=pdf
+ * (the JSON and CSV forms stay there). Re-reads the query strictly: an unknown or bad print
+ * option is a 422 with details.
+ */
+export async function sendManifestPdf(print: PrintService, ctx: { req: Request; res: Response; orgId: string; batchId: string }): Promise<undefined> {
+  const options = parseOrThrow(ManifestPdfQuery, { ...ctx.req.query });
+  const pdf = print.batchPdf(ctx.orgId, ctx.batchId, options);
+  return sendPdf(ctx.res, pdf, true);
+}
+
+/** The print options of the manifest route, all optional, for its OpenAPI description. */
+export const ManifestPrintQueryDoc = LabelPdfQuery.partial();
+
+const PrinterParams = z.object({ id: z.string() });
+
+export function printingRoutes(print: PrintService) {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/layouts',
+      summary: 'Label layouts for printing (sheets and roll labels, in mm)',
+      tags: ['Printing'],
+      query: z.strictObject({}),
+      responses: { 200: { description: 'Layouts', schema: LayoutInfo, list: true } },
+      handler: () => {
+        const layouts = print.listLayouts();
+        return { data: layouts, total: layouts.length };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/layouts/{id}/calibration.pdf',
+      summary: 'A calibration page for a layout: label outlines and centre crosses, to measure printer offsets',
+      tags: ['Printing'],
+      params: z.object({ id: z.string() }),
+      query: CalibrationQuery,
+      responses: { 200: { description: 'The calibration page', content: PDF_CONTENT }, 404: { description: 'Not found (unknown layout)' } },
+      handler: ({ params, query, auth, res }) => sendPdf(res, print.calibrationPdf(auth.orgId, params.id, query), false),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/nodes/{slug}/label.pdf',
+      summary: "One node's label as a PDF (vector QR code of its upper-case scan URL)",
+      tags: ['Printing'],
+      params: SlugParams,
+      query: LabelPdfQuery,
+      responses: {
+        200: { description: 'The label', content: PDF_CONTENT },
+        404: { description: 'Node not found' },
+      },
+      handler: ({ params, query, auth, res }) => sendPdf(res, print.nodePdf(auth.orgId, params.slug, query), false),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/batches/{id}/preview.svg',
+      summary: "Preview one page of a batch's label sheets as SVG (same options as ?format=pdf, plus page)",
+      tags: ['Printing'],
+      params: PrinterParams,
+      query: PreviewQuery,
+      responses: {
+        200: { description: 'The page', content: SVG_CONTENT },
+        404: { description: 'Batch not found' },
+        409: { description: 'Manifest not ready' },
+      },
+      handler: ({ params, query, auth, res }) => sendPreview(res, print.batchPdf(auth.orgId, params.id, query), query.page),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/nodes/{slug}/label.svg',
+      summary: "Preview a node's label (on its sheet) as SVG",
+      tags: ['Printing'],
+      params: SlugParams,
+      query: PreviewQuery,
+      responses: { 200: { description: 'The page', content: SVG_CONTENT }, 404: { description: 'Node not found' } },
+      handler: ({ params, query, auth, res }) => sendPreview(res, print.nodePdf(auth.orgId, params.slug, query), query.page),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/printers',
+      summary: 'Save a printer profile (its calibration offsets and usual layout)',
+      tags: ['Printing'],
+      body: CreatePrinterBody,
+      responses: { 201: { description: 'Created', schema: Printer } },
+      handler: ({ body, auth }) => ({ status: 201, data: print.toApiPrinter(print.createPrinter(auth.orgId, body)) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/printers',
+      summary: 'List printer profiles (newest first)',
+      tags: ['Printing'],
+      query: ListPrintersQuery,
+      responses: { 200: { description: 'Printer profiles', schema: Printer, list: true } },
+      handler: ({ query, auth }) => {
+        const { rows, total } = print.listPrinters(auth.orgId, query.limit, query.offset);
+        return { data: rows.map((r) => print.toApiPrinter(r)), total };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/printers/{id}',
+      summary: 'Get a printer profile',
+      tags: ['Printing'],
+      params: PrinterParams,
+      responses: { 200: { description: 'The printer profile', schema: Printer }, 404: { description: 'Not found' } },
+      handler: ({ params, auth }) => ({ data: print.toApiPrinter(print.getPrinter(auth.orgId, params.id)) }),
+    }),
+    defineRoute({
+      method: 'patch',
+      path: '/printers/{id}',
+      summary: 'Update a printer profile (e.g. after calibrating)',
+      tags: ['Printing'],
+      params: PrinterParams,
+      body: UpdatePrinterBody,
+      responses: { 200: { description: 'Updated', schema: Printer }, 404: { description: 'Not found' } },
+      handler: ({ params, body, auth }) => ({ data: print.toApiPrinter(print.updatePrinter(auth.orgId, params.id, body)) }),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/printers/{id}',
+      summary: 'Delete a printer profile',
+      tags: ['Printing'],
+      params: PrinterParams,
+      responses: { 200: { description: 'Deleted', schema: Deleted.extend({ id: z.string() }) }, 404: { description: 'Not found' } },
+      handler: ({ params, auth }) => {
+        print.removePrinter(auth.orgId, params.id);
+        return { data: { deleted: true, id: params.id } };
+      },
+    }),
+  ];
+}

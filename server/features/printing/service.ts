@@ -1,0 +1,240 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { PassThrough, type Writable } from 'node:stream';
+import type { Clock } from '../../platform/clock.ts';
+import { NotFoundError, ValidationError } from '../../platform/errors.ts';
+import { newId } from '../../platform/ids.ts';
+import { type Caption, DEFAULT_LAYOUT_ID, type LabelLayoutT, type LayoutInfoT, type PrintOptions, type PrintQuery, type PrinterT } from '../../schemas/printing.ts';
+import type { BatchService } from '../batches/service.ts';
+import type { NodeService } from '../nodes/service.ts';
+import { layoutInfo, loadLayouts } from './layouts.ts';
+import { type LabelItem, type PdfJob, labelsPdfBuffer, planLabels, writeCalibrationPdf, writeLabelsPdf } from './pdf.ts';
+import { printableUrl } from './qr.ts';
+import type { PrinterRow, PrintersRepo } from './repo.ts';
+import { renderPageSvg } from './svg.ts';
+
+export const CAPTION_FONT_FILE = 'DejaVuSansMono.ttf';
+
+export interface PrintServiceDeps {
+  clock: Clock;
+  batches: BatchService;
+  nodes: NodeService;
+  printers: PrintersRepo;
+  layouts: readonly LabelLayoutT[];
+  /** TTF bytes of the caption font (embedded, subset, in every PDF). */
+  font: Buffer;
+}
+
+/** Reads the shipped layouts and caption font from a resources directory (at startup). */
+export function loadPrintResources(resourcesDir: string): { layouts: LabelLayoutT[]; font: Buffer } {
+  return {
+    layouts: loadLayouts(join(resourcesDir, 'layouts')),
+    font: readFileSync(join(resourcesDir, 'fonts', CAPTION_FONT_FILE)),
+  };
+}
+
+/** A checked print job: refused jobs throw before a byte of the response is written. */
+export interface PreparedPdf {
+  filename: string;
+  labels: number;
+  pages: number;
+  write(out: Writable): Promise<void>;
+  buffer(): Promise<Buffer>;
+  /** Page `page` (1-based) as an SVG preview; 422 when there is no such page. */
+  previewSvg(page: number): string;
+}
+
+interface Source {
+  url: string;
+  slug: string;
+  serial: string | null;
+  label: string;
+}
+
+function captionOf(source: Source, caption: Caption): string {
+  switch (caption) {
+    case 'serial':
+      return source.serial ?? source.slug;
+    case 'slug':
+      return source.slug;
+    case 'label':
+      return source.label;
+    case 'none':
+      return '';
+  }
+}
+
+async function collect(write: (out: Writable) => Promise<void>): Promise<Buffer> {
+  const sink = new PassThrough();
+  const chunks: Buffer[] = [];
+  sink.on('data', (c: Buffer) => chunks.push(c));
+  await write(sink);
+  return Buffer.concat(chunks);
+}
+
+function safeFilename(s: string): string {
+  return s.replace(/[^A-Za-z0-9_.-]+/g, '_').slice(0, 80) || 'labels';
+}
+
+export class PrintService {
+  private readonly deps: PrintServiceDeps;
+  private readonly byId: Map<string, LabelLayoutT>;
+
+  constructor(deps: PrintServiceDeps) {
+    this.deps = deps;
+    this.byId = new Map(deps.layouts.map((l) => [l.id, l]));
+  }
+
+  listLayouts(): LayoutInfoT[] {
+    return this.deps.layouts.map(layoutInfo);
+  }
+
+  layout(id: string): LabelLayoutT {
+    const layout = this.byId.get(id);
+    if (!layout) throw new ValidationError({ layout: `unknown layout; one of: ${[...this.byId.keys()].join(', ')}` });
+    return layout;
+  }
+
+  // ---- printer profiles -------------------------------------------------------------------
+
+  toApiPrinter(row: PrinterRow): PrinterT {
+    const { org_id: _org, ...rest } = row;
+    return rest;
+  }
+
+  createPrinter(orgId: string, input: { name: string; layout?: string | null | undefined; offset_x?: number | undefined; offset_y?: number | undefined }): PrinterRow {
+    if (input.layout) this.layout(input.layout);
+    const now = new Date(this.deps.clock.now()).toISOString();
+    const row: PrinterRow = {
+      id: newId(),
+      org_id: orgId,
+      name: input.name,
+      layout: input.layout ?? null,
+      offset_x: input.offset_x ?? 0,
+      offset_y: input.offset_y ?? 0,
+      created_at: now,
+      updated_at: now,
+    };
+    this.deps.printers.insert(row);
+    return row;
+  }
+
+  getPrinter(orgId: string, id: string): PrinterRow {
+    const row = this.deps.printers.get(orgId, id);
+    if (!row) throw new NotFoundError();
+    return row;
+  }
+
+  listPrinters(orgId: string, limit: number, offset: number) {
+    return this.deps.printers.list(orgId, limit, offset);
+  }
+
+  updatePrinter(orgId: string, id: string, input: { name?: string | undefined; layout?: string | null | undefined; offset_x?: number | undefined; offset_y?: number | undefined }): PrinterRow {
+    const row = this.getPrinter(orgId, id);
+    if (input.layout) this.layout(input.layout);
+    const next: PrinterRow = {
+      ...row,
+      name: input.name ?? row.name,
+      layout: input.layout === undefined ? row.layout : input.layout,
+      offset_x: input.offset_x ?? row.offset_x,
+      offset_y: input.offset_y ?? row.offset_y,
+      updated_at: new Date(this.deps.clock.now()).toISOString(),
+    };
+    this.deps.printers.update(next);
+    return next;
+  }
+
+  removePrinter(orgId: string, id: string): void {
+    if (!this.deps.printers.delete(orgId, id)) throw new NotFoundError();
+  }
+
+  /** Fills what the request left out from the printer profile, then the defaults. */
+  resolve(orgId: string, query: PrintQuery): { layout: LabelLayoutT; options: PrintOptions } {
+    let printer: PrinterRow | undefined;
+    if (query.printer !== undefined) {
+      printer = this.deps.printers.get(orgId, query.printer);
+      if (!printer) throw new ValidationError({ printer: 'Printer not found' });
+    }
+    const options: PrintOptions = {
+      layout: query.layout ?? printer?.layout ?? DEFAULT_LAYOUT_ID,
+      caption: query.caption,
+      cut_marks: query.cut_marks,
+      offset_x: query.offset_x ?? printer?.offset_x ?? 0,
+      offset_y: query.offset_y ?? printer?.offset_y ?? 0,
+      start: query.start,
+    };
+    return { layout: this.layout(options.layout), options };
+  }
+
+  // ---- PDFs ---------------------------------------------------------------------------------
+
+  /** The print sheet of a batch, in serial order (404 unknown batch, 409 manifest not ready). */
+  batchPdf(orgId: string, batchId: string, query: PrintQuery): PreparedPdf {
+    const { layout, options } = this.resolve(orgId, query);
+    const { batch, nodes: rows } = this.deps.batches.manifest(orgId, batchId);
+    const labels = new Map<string, string>();
+    if (options.caption === 'label') {
+      const { rows: nodes } = this.deps.nodes.list(orgId, { batch_id: batch.id, limit: Math.max(1, batch.quantity), offset: 0 });
+      for (const n of nodes) labels.set(n.id, n.label);
+    }
+    const sources: Source[] = rows.map((r) => ({ url: r.url, slug: r.slug, serial: r.serial || null, label: labels.get(r.id) ?? r.serial }));
+    if (sources.length === 0) throw new ValidationError({ id: 'the batch has no nodes left to print' });
+    return this.prepare(layout, sources, options, `Waymark labels — batch ${batch.label} (${batch.prefix})`, `${safeFilename(batch.prefix)}-labels-${layout.id}.pdf`);
+  }
+
+  /** One node's label (404 unknown node). */
+  nodePdf(orgId: string, slug: string, query: PrintQuery): PreparedPdf {
+    const { layout, options } = this.resolve(orgId, query);
+    const node = this.deps.nodes.toApi(this.deps.nodes.get(orgId, slug));
+    const source: Source = { url: node.url, slug: node.slug, serial: node.serial, label: node.label };
+    return this.prepare(layout, [source], options, `Waymark label — ${node.label} (${node.slug})`, `${node.slug}-label-${layout.id}.pdf`);
+  }
+
+  /** A calibration page for `layoutId`: label outlines and centre crosses, no codes. */
+  calibrationPdf(orgId: string, layoutId: string, query: { offset_x?: number | undefined; offset_y?: number | undefined; printer?: string | undefined }): PreparedPdf {
+    const layout = this.byId.get(layoutId);
+    if (!layout) throw new NotFoundError();
+    const { options } = this.resolve(orgId, { ...query, layout: layout.id, caption: 'none', cut_marks: false, start: 0 });
+    const job = { layout, offsetX: options.offset_x, offsetY: options.offset_y, createdAt: new Date(this.deps.clock.now()), font: this.deps.font };
+    const write = (out: Writable) => writeCalibrationPdf(job, out);
+    return {
+      filename: `calibration-${layout.id}.pdf`,
+      labels: 0,
+      pages: 1,
+      write,
+      buffer: () => collect(write),
+      previewSvg: () => {
+        throw new ValidationError({ format: 'no preview for calibration pages' });
+      },
+    };
+  }
+
+  private prepare(layout: LabelLayoutT, sources: Source[], options: PrintOptions, title: string, filename: string): PreparedPdf {
+    const items: LabelItem[] = sources.map((s) => ({ text: printableUrl(s.url), caption: captionOf(s, options.caption) }));
+    const job: PdfJob = {
+      layout,
+      items,
+      captions: options.caption !== 'none',
+      cutMarks: options.cut_marks,
+      offsetX: options.offset_x,
+      offsetY: options.offset_y,
+      start: options.start,
+      title,
+      createdAt: new Date(this.deps.clock.now()),
+      font: this.deps.font,
+    };
+    const plan = planLabels(job);
+    const pages = plan[plan.length - 1]!.page + 1;
+    return {
+      filename,
+      labels: plan.length,
+      pages,
+      write: (out) => writeLabelsPdf(job, out, plan),
+      buffer: () => labelsPdfBuffer(job, plan),
+      previewSvg: (page) => {
+        if (page < 1 || page > pages) throw new ValidationError({ page: `must be between 1 and ${pages} (pages in this print)` });
+        return renderPageSvg({ layout, plan, cutMarks: job.cutMarks, offsetX: job.offsetX, offsetY: job.offsetY, start: job.start }, page - 1);
+      },
+    };
+  }
+}

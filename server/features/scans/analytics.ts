@@ -1,0 +1,223 @@
+/**
+ * Scan analytics (DESIGN §3 "Scans and analytics"). Human scans only: bots and link previewers
+ * are recorded in scan_events but never counted here. Figures come from hourly roll-ups that a
+ * background step folds from scan_events (and that every query first brings up to date), so a
+ * query reads at most one row per node, hour and dimension value instead of every scan.
+ */
+import type { Database } from 'better-sqlite3';
+import type { Clock } from '../../platform/clock.ts';
+import { ValidationError } from '../../platform/errors.ts';
+import type { Interval } from '../../schemas/analytics.ts';
+import { AnalyticsRepo, DIMENSIONS, type Dimension, type Scope, type ScanEventRow } from './repo.ts';
+
+const HOUR = 3_600_000;
+const MAX_BUCKETS = 2000;
+const ROLLUP_CHUNK = 5000;
+
+export interface RangeInput {
+  from?: string;
+  to?: string;
+  interval?: Interval;
+}
+
+export interface Range {
+  fromHour: number;
+  toHour: number;
+  interval: Interval;
+}
+
+/**
+ * Bucket number of an epoch hour, and the bucket's first hour. Days and weeks are UTC; weeks start
+ * on Monday. `daySql` maps an epoch `day` column to the same bucket (daily visitor sets).
+ */
+const BUCKETS: Record<Interval, { sql: string; daySql: string; of: (hour: number) => number; start: (bucket: number) => number }> = {
+  hour: { sql: 'hour', daySql: '', of: (h) => h, start: (b) => b },
+  day: { sql: '(hour / 24)', daySql: 'day', of: (h) => Math.floor(h / 24), start: (b) => b * 24 },
+  // 1970-01-01 was a Thursday: shifting by 3 days makes weeks start on Monday.
+  week: { sql: '((hour / 24 + 3) / 7)', daySql: '((day + 3) / 7)', of: (h) => Math.floor((Math.floor(h / 24) + 3) / 7), start: (b) => (b * 7 - 3) * 24 },
+};
+
+export interface Breakdown {
+  value: string | null;
+  scans: number;
+}
+
+export interface SeriesBucket {
+  start: string;
+  scans: number;
+  unique_visitors: number;
+}
+
+export class ScanAnalytics {
+  private readonly repo: AnalyticsRepo;
+  private readonly clock: Clock;
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(db: Database, clock: Clock) {
+    this.repo = new AnalyticsRepo(db);
+    this.clock = clock;
+  }
+
+  /**
+   * Background folding, on this thread, only while scans are quiet (no scan for a second, per
+   * `lastScanAt`), in chunks of 500 events with the event loop free between chunks. Under a
+   * sustained load the backlog waits; every query folds what it needs first anyway.
+   */
+  start(lastScanAt: () => number = () => 0): void {
+    if (this.timer) return;
+    const step = () => {
+      if (!this.timer || this.clock.now() - lastScanAt() < 1000) return;
+      let read: number;
+      try {
+        read = this.repo.rollUp(500);
+      } catch {
+        return; // busy: next tick
+      }
+      if (read === 500) setImmediate(step);
+    };
+    this.timer = setInterval(step, 1000);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+
+  /** Folds every scan recorded so far into the roll-ups. */
+  catchUp(): void {
+    while (this.repo.rollUp(ROLLUP_CHUNK) === ROLLUP_CHUNK) {
+      // keep folding
+    }
+  }
+
+  range(input: RangeInput): Range {
+    const interval = input.interval ?? 'day';
+    const toMs = input.to !== undefined ? Date.parse(input.to) : this.clock.now();
+    const fromMs = input.from !== undefined ? Date.parse(input.from) : toMs - 30 * 24 * HOUR;
+    if (!(fromMs < toMs)) throw new ValidationError({ from: 'must be before to' });
+    // Hour resolution; with day and week buckets, whole UTC days.
+    const unit = interval === 'hour' ? 1 : 24;
+    const fromHour = Math.floor(fromMs / HOUR / unit) * unit;
+    const toHour = Math.ceil(toMs / HOUR / unit) * unit;
+    const b = BUCKETS[interval];
+    if (b.of(toHour - 1) - b.of(fromHour) + 1 > MAX_BUCKETS) {
+      throw new ValidationError({ interval: `gives more than ${MAX_BUCKETS} buckets for this range; use a longer interval or a shorter range` });
+    }
+    return { fromHour, toHour, interval };
+  }
+
+  private series(scope: Scope, r: Range): SeriesBucket[] {
+    const b = BUCKETS[r.interval];
+    const scans = new Map(this.repo.seriesScans(scope, r.fromHour, r.toHour, b.sql).map((x) => [x.bucket, x.scans]));
+    const visitorRows =
+      r.interval === 'hour'
+        ? this.repo.seriesVisitorsHourly(scope, r.fromHour, r.toHour)
+        : this.repo.seriesVisitorsDaily(scope, r.fromHour / 24, r.toHour / 24, b.daySql);
+    const visitors = new Map(visitorRows.map((x) => [x.bucket, x.visitors]));
+    const out: SeriesBucket[] = [];
+    for (let bucket = b.of(r.fromHour); bucket <= b.of(r.toHour - 1); bucket++) {
+      out.push({
+        start: new Date(b.start(bucket) * HOUR).toISOString(),
+        scans: scans.get(bucket) ?? 0,
+        unique_visitors: visitors.get(bucket) ?? 0,
+      });
+    }
+    return out;
+  }
+
+  private uniqueVisitors(scope: Scope, r: Range): number {
+    return r.interval === 'hour'
+      ? this.repo.uniqueVisitorsHourly(scope, r.fromHour, r.toHour)
+      : this.repo.uniqueVisitorsDaily(scope, r.fromHour / 24, r.toHour / 24);
+  }
+
+  private breakdowns(scope: Scope, r: Range): Record<Dimension, Breakdown[]> {
+    const out = {} as Record<Dimension, Breakdown[]>;
+    for (const dim of DIMENSIONS) {
+      out[dim] = this.repo.breakdown(scope, r.fromHour, r.toHour, dim).map((x) => ({ value: x.value === '' ? null : x.value, scans: x.scans }));
+    }
+    return out;
+  }
+
+  forNode(node: { id: string; slug: string }, input: RangeInput) {
+    const r = this.range(input);
+    this.catchUp();
+    const scope: Scope = { kind: 'node', id: node.id };
+    return {
+      node: { id: node.id, slug: node.slug },
+      from: new Date(r.fromHour * HOUR).toISOString(),
+      to: new Date(r.toHour * HOUR).toISOString(),
+      interval: r.interval,
+      totals: {
+        scans: this.repo.totalScans(scope, r.fromHour, r.toHour),
+        unique_visitors: this.uniqueVisitors(scope, r),
+      },
+      series: this.series(scope, r),
+      breakdowns: this.breakdowns(scope, r),
+    };
+  }
+
+  forOrg(orgId: string, input: RangeInput & { top?: number }) {
+    const r = this.range(input);
+    this.catchUp();
+    const scope: Scope = { kind: 'org', id: orgId };
+    return {
+      from: new Date(r.fromHour * HOUR).toISOString(),
+      to: new Date(r.toHour * HOUR).toISOString(),
+      interval: r.interval,
+      totals: {
+        scans: this.repo.totalScans(scope, r.fromHour, r.toHour),
+        unique_visitors: this.uniqueVisitors(scope, r),
+        nodes_scanned: this.repo.nodesScanned(orgId, r.fromHour, r.toHour),
+      },
+      series: this.series(scope, r),
+      breakdowns: this.breakdowns(scope, r),
+      top_nodes: this.repo.topNodes(orgId, r.fromHour, r.toHour, input.top ?? 10),
+    };
+  }
+
+  private scanRange(input: { from?: string; to?: string }): { fromMs: number; toMs: number } {
+    const fromMs = input.from !== undefined ? Date.parse(input.from) : 0;
+    const toMs = input.to !== undefined ? Date.parse(input.to) : Number.MAX_SAFE_INTEGER;
+    if (!(fromMs < toMs)) throw new ValidationError({ from: 'must be before to' });
+    return { fromMs, toMs };
+  }
+
+  listScans(nodeId: string, q: { from?: string; to?: string; bots?: 'exclude' | 'include' | 'only'; limit: number; offset: number }) {
+    const { fromMs, toMs } = this.scanRange(q);
+    const bots = q.bots ?? 'exclude';
+    let total: number;
+    if (bots === 'exclude' && q.from === undefined && q.to === undefined) {
+      // All human scans of the node: the roll-ups already hold the count.
+      this.catchUp();
+      total = this.repo.totalScans({ kind: 'node', id: nodeId }, 0, Number.MAX_SAFE_INTEGER);
+    } else {
+      total = this.repo.countScans(nodeId, fromMs, toMs, bots);
+    }
+    return { rows: this.repo.listScans(nodeId, fromMs, toMs, bots, q.limit, q.offset).map(toApiScan), total };
+  }
+
+  iterateScans(nodeId: string, q: { from?: string; to?: string; bots?: 'exclude' | 'include' | 'only' }) {
+    const { fromMs, toMs } = this.scanRange(q);
+    return this.repo.iterateScans(nodeId, fromMs, toMs, q.bots ?? 'exclude');
+  }
+}
+
+export function toApiScan(row: ScanEventRow) {
+  return {
+    id: row.id,
+    timestamp: new Date(row.ts).toISOString(),
+    device_type: row.device_type,
+    os: row.os,
+    browser: row.browser,
+    country: row.country,
+    source: row.source as 'qr' | 'nfc',
+    rule_id: row.rule_id,
+    outcome: row.outcome,
+    bot: row.is_bot === 1,
+    visitor: row.visitor_hash,
+  };
+}
+
+export const SCAN_CSV_HEADER = ['id', 'timestamp', 'device_type', 'os', 'browser', 'country', 'source', 'rule_id', 'outcome', 'bot', 'visitor'] as const;

@@ -1,0 +1,366 @@
+/**
+ * Server-rendered scan pages: small, mobile-first, accessible HTML with every user-supplied
+ * string escaped and a strict Content-Security-Policy (styles and the one tiny script are
+ * allowed by hash only; nothing else may load except images of microsites and cards).
+ */
+import { createHash } from 'node:crypto';
+import { qrSvgSync } from './qr.ts';
+import { buildWifiString, type VcardData, type WifiData } from './vcard.ts';
+
+export function escapeHtml(value: unknown): string {
+  return String(value ?? '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;');
+}
+
+/** Only http(s) URLs become links or images; anything else is dropped. */
+function safeHttpUrl(value: unknown): string | null {
+  if (typeof value !== 'string') return null;
+  try {
+    const u = new URL(value);
+    return u.protocol === 'http:' || u.protocol === 'https:' ? u.href : null;
+  } catch {
+    return null;
+  }
+}
+
+const hashCache = new Map<string, string>();
+function sha256(text: string): string {
+  let h = hashCache.get(text);
+  if (!h) {
+    h = `'sha256-${createHash('sha256').update(text, 'utf8').digest('base64')}'`;
+    if (hashCache.size > 1000) hashCache.clear();
+    hashCache.set(text, h);
+  }
+  return h;
+}
+
+const BASE_CSS = `:root{color-scheme:light dark;--accent:#0b57d0;--bg:#f4f5f7;--card:#fff;--text:#1b1c1f;--muted:#5d6168;--line:#e2e4e8}
+@media (prefers-color-scheme:dark){:root{--bg:#111214;--card:#1c1d21;--text:#eceef2;--muted:#a4a8b0;--line:#2c2e33}}
+*{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%}
+body{margin:0;min-height:100vh;background:var(--bg);color:var(--text);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;display:flex;justify-content:center;align-items:flex-start}
+main{width:100%;max-width:28rem;padding:1.25rem 1rem 2rem}
+.card{overflow:hidden;background:var(--card);border:1px solid var(--line);border-radius:1rem;padding:1.5rem 1.25rem;box-shadow:0 1px 3px rgba(0,0,0,.06)}
+.band{height:.375rem;border-radius:1rem 1rem 0 0;background:var(--accent);margin:-1.5rem -1.25rem 1.25rem}
+h1{font-size:1.5rem;line-height:1.25;margin:0 0 .25rem;overflow-wrap:anywhere}
+.sub{color:var(--muted);margin:0 0 1rem;overflow-wrap:anywhere}
+.avatar{width:6rem;height:6rem;border-radius:50%;object-fit:cover;display:block;margin:0 auto 1rem;background:var(--line)}
+.hero{width:100%;max-height:16rem;object-fit:cover;border-radius:.75rem;display:block;margin:0 0 1rem;background:var(--line)}
+.center{text-align:center}
+.body{white-space:pre-line;overflow-wrap:anywhere;margin:0 0 1rem}
+dl{margin:0 0 1rem}
+dt{font-size:.8125rem;color:var(--muted);margin-top:.75rem}
+dd{margin:0;font-size:1.0625rem;overflow-wrap:anywhere}
+dd a{color:var(--accent)}
+.btn{display:block;width:100%;text-align:center;padding:.875rem 1rem;margin:.625rem 0 0;border-radius:.75rem;border:0;background:var(--accent);color:#fff;font:inherit;font-weight:600;text-decoration:none;cursor:pointer;min-height:3rem}
+.btn.alt{background:transparent;color:var(--accent);border:1.5px solid var(--accent)}
+.btn:focus-visible,a:focus-visible{outline:3px solid var(--text);outline-offset:2px}
+.links{list-style:none;padding:0;margin:1rem 0 0}
+.secret{display:flex;gap:.5rem;align-items:stretch;margin-top:.25rem}
+.secret code{flex:1;font:1.0625rem/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;background:var(--bg);border:1px solid var(--line);border-radius:.5rem;padding:.5rem .625rem;user-select:all;-webkit-user-select:all;overflow-wrap:anywhere}
+.secret .btn{width:auto;margin:0;padding:.5rem .875rem;min-height:0}
+.qr{display:block;width:min(16rem,100%);margin:1.25rem auto .25rem;background:#fff;border-radius:.5rem}
+.qr svg{display:block;width:100%;height:auto}
+.hint{font-size:.875rem;color:var(--muted);text-align:center;margin:.5rem 0 0}
+.status{text-align:center;padding-top:2rem}
+.status .code{font-size:.875rem;letter-spacing:.08em;text-transform:uppercase;color:var(--muted);margin:0 0 .5rem}
+footer{font-size:.75rem;color:var(--muted);text-align:center;margin-top:1.25rem}`;
+
+const COPY_SCRIPT = `document.querySelectorAll('[data-copy]').forEach(function(b){b.hidden=false;b.addEventListener('click',function(){var t=document.getElementById(b.getAttribute('data-copy')).textContent;navigator.clipboard.writeText(t).then(function(){b.textContent='Copied';setTimeout(function(){b.textContent='Copy'},2000)})})})`;
+
+export interface HtmlPage {
+  status: number;
+  title: string;
+  body: string;
+  accent?: string;
+  script?: boolean;
+  /** Allow images from http(s) URLs (microsite / card pictures). */
+  remoteImages?: boolean;
+}
+
+export interface Rendered {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+export function renderPage(page: HtmlPage): Rendered {
+  const accent = page.accent && /^#[0-9A-Fa-f]{6}$/.test(page.accent) ? page.accent : null;
+  const css = accent ? `${BASE_CSS}\n:root{--accent:${accent}}` : BASE_CSS;
+  const csp = [
+    "default-src 'none'",
+    `style-src ${sha256(css)}`,
+    page.script ? `script-src ${sha256(COPY_SCRIPT)}` : null,
+    page.remoteImages ? 'img-src https: http: data:' : null,
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ]
+    .filter(Boolean)
+    .join('; ');
+  const html = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="robots" content="noindex">
+<meta name="referrer" content="no-referrer">
+<title>${escapeHtml(page.title)}</title>
+<style>${css}</style>
+</head>
+<body>
+<main>
+${page.body}
+</main>${page.script ? `\n<script>${COPY_SCRIPT}</script>` : ''}
+</body>
+</html>
+`;
+  return {
+    status: page.status,
+    headers: {
+      'content-type': 'text/html; charset=utf-8',
+      'cache-control': 'no-store',
+      'content-security-policy': csp,
+      'x-content-type-options': 'nosniff',
+      'referrer-policy': 'no-referrer',
+      'x-robots-tag': 'noindex',
+    },
+    body: html,
+  };
+}
+
+// ---- status pages ----------------------------------------------------------------------------
+
+export type StatusKind = 'paused' | 'retired' | 'deleted' | 'inactive' | 'unknown';
+
+const STATUS_PAGES: Record<StatusKind, { status: number; code: string; title: string; text: string }> = {
+  paused: {
+    status: 503,
+    code: 'Temporarily unavailable',
+    title: 'This code is paused',
+    text: 'The owner has paused this code for now. Please try again later.',
+  },
+  retired: {
+    status: 410,
+    code: 'No longer in use',
+    title: 'This code has been retired',
+    text: 'The owner has retired this code. It will not lead anywhere any more.',
+  },
+  deleted: {
+    status: 410,
+    code: 'No longer in use',
+    title: 'This code no longer exists',
+    text: 'The owner has removed this code. It will not lead anywhere any more.',
+  },
+  inactive: {
+    status: 404,
+    code: 'Not active yet',
+    title: 'This code is not active yet',
+    text: 'This code has not been set up yet. If you have just put it up, give it a moment and scan again.',
+  },
+  unknown: {
+    status: 404,
+    code: 'Not found',
+    title: 'We could not find this code',
+    text: 'Check that the whole code is visible and scan it again, or type the address exactly as printed.',
+  },
+};
+
+export function renderStatus(kind: StatusKind): Rendered {
+  const p = STATUS_PAGES[kind];
+  const rendered = renderPage({
+    status: p.status,
+    title: p.title,
+    body: `<div class="card status" role="status">
+<p class="code">${escapeHtml(p.code)}</p>
+<h1>${escapeHtml(p.title)}</h1>
+<p class="sub">${escapeHtml(p.text)}</p>
+</div>`,
+  });
+  if (kind === 'paused') rendered.headers['retry-after'] = '3600';
+  return rendered;
+}
+
+// ---- content pages ---------------------------------------------------------------------------
+
+function row(label: string, value: string | undefined, href?: string | null): string {
+  if (!value) return '';
+  const v = href ? `<a href="${escapeHtml(href)}">${escapeHtml(value)}</a>` : escapeHtml(value);
+  return `<dt>${escapeHtml(label)}</dt><dd>${v}</dd>`;
+}
+
+function telHref(phone: string): string {
+  return `tel:${phone.replace(/[^0-9+]/g, '')}`;
+}
+
+function linkList(links: unknown): string {
+  if (!Array.isArray(links) || links.length === 0) return '';
+  const items = links
+    .map((l: { label?: unknown; url?: unknown }) => {
+      const url = safeHttpUrl(l?.url);
+      if (!url) return '';
+      return `<li><a class="btn alt" href="${escapeHtml(url)}" rel="noopener noreferrer">${escapeHtml(l.label ?? url)}</a></li>`;
+    })
+    .join('');
+  return items ? `<ul class="links">${items}</ul>` : '';
+}
+
+export function renderVcardPage(p: VcardData, contactHref: string): Rendered {
+  const name = [p.first_name, p.last_name].filter(Boolean).join(' ');
+  const sub = [p.job_title, p.organization].filter(Boolean).join(' · ');
+  const website = safeHttpUrl(p.website);
+  return renderPage({
+    status: 200,
+    title: name,
+    body: `<article class="card">
+<div class="band"></div>
+<h1>${escapeHtml(name)}</h1>
+${sub ? `<p class="sub">${escapeHtml(sub)}</p>` : ''}
+<dl>${row('Phone', p.phone, p.phone ? telHref(p.phone) : null)}${row('Email', p.email, p.email ? `mailto:${p.email}` : null)}${row('Website', p.website, website)}</dl>
+<a class="btn" href="${escapeHtml(contactHref)}" download>Save contact</a>
+</article>`,
+  });
+}
+
+export function renderWifiPage(p: WifiData): Rendered {
+  const security = p.security ?? 'WPA2';
+  const hasPassword = security !== 'nopass' && !!p.password;
+  const qr = qrSvgSync(buildWifiString(p), { ecc: 'M', margin: 2, title: `QR code to join ${p.ssid}` });
+  return renderPage({
+    status: 200,
+    title: `Wi-Fi: ${p.ssid}`,
+    script: hasPassword,
+    body: `<article class="card">
+<div class="band"></div>
+<h1>Join the Wi-Fi</h1>
+<dl>
+<dt>Network name</dt><dd>${escapeHtml(p.ssid)}</dd>
+${
+  hasPassword
+    ? `<dt id="pw-label">Password</dt><dd><div class="secret"><code id="pw" aria-labelledby="pw-label">${escapeHtml(p.password)}</code><button type="button" class="btn" data-copy="pw" hidden>Copy</button></div></dd>`
+    : '<dt>Password</dt><dd>None (open network)</dd>'
+}
+<dt>Security</dt><dd>${escapeHtml(security === 'nopass' ? 'Open' : security)}</dd>
+</dl>
+<div class="qr">${qr}</div>
+<p class="hint">On another phone, scan this code with the camera to join.</p>
+</article>`,
+  });
+}
+
+export interface MicrositeData {
+  title: string;
+  body?: string;
+  image_url?: string;
+  theme_color?: string;
+  links?: Array<{ label: string; url: string }>;
+}
+
+export function renderMicrosite(p: MicrositeData): Rendered {
+  const image = safeHttpUrl(p.image_url);
+  return renderPage({
+    status: 200,
+    title: p.title,
+    accent: p.theme_color,
+    remoteImages: true,
+    body: `<article class="card">
+<div class="band"></div>
+${image ? `<img class="hero" src="${escapeHtml(image)}" alt="">` : ''}
+<h1>${escapeHtml(p.title)}</h1>
+${p.body ? `<p class="body">${escapeHtml(p.body)}</p>` : ''}
+${linkList(p.links)}
+</article>`,
+  });
+}
+
+export interface DigitalCardData {
+  name: string;
+  job_title?: string;
+  organization?: string;
+  email?: string;
+  phone?: string;
+  website?: string;
+  avatar_url?: string;
+  bio?: string;
+  links?: Array<{ label: string; url: string }>;
+}
+
+export function renderDigitalCard(p: DigitalCardData): Rendered {
+  const avatar = safeHttpUrl(p.avatar_url);
+  const website = safeHttpUrl(p.website);
+  const sub = [p.job_title, p.organization].filter(Boolean).join(' · ');
+  return renderPage({
+    status: 200,
+    title: p.name,
+    remoteImages: true,
+    body: `<article class="card center">
+<div class="band"></div>
+${avatar ? `<img class="avatar" src="${escapeHtml(avatar)}" alt="">` : ''}
+<h1>${escapeHtml(p.name)}</h1>
+${sub ? `<p class="sub">${escapeHtml(sub)}</p>` : ''}
+${p.bio ? `<p class="body">${escapeHtml(p.bio)}</p>` : ''}
+${p.phone ? `<a class="btn" href="${escapeHtml(telHref(p.phone))}">Call ${escapeHtml(p.phone)}</a>` : ''}
+${p.email ? `<a class="btn alt" href="${escapeHtml(`mailto:${p.email}`)}">Email ${escapeHtml(p.email)}</a>` : ''}
+${website ? `<a class="btn alt" href="${escapeHtml(website)}" rel="noopener noreferrer">Website</a>` : ''}
+${linkList(p.links)}
+</article>`,
+  });
+}
+
+export interface ActionData {
+  action_type: 'whatsapp' | 'telegram' | 'sms' | 'call' | 'email';
+  phone?: string;
+  message?: string;
+  email?: string;
+}
+
+export type ActionResult = { redirect: string } | { page: Rendered };
+
+/** Digits only: what wa.me and t.me expect (no +, spaces or punctuation). */
+export function phoneDigits(phone: string): string {
+  return phone.replace(/\D/g, '');
+}
+
+export function renderAction(p: ActionData): ActionResult {
+  const message = p.message ?? '';
+  switch (p.action_type) {
+    case 'whatsapp':
+      return {
+        redirect: `https://wa.me/${phoneDigits(p.phone ?? '')}${message ? `?text=${encodeURIComponent(message)}` : ''}`,
+      };
+    case 'telegram':
+      // t.me/+<number> opens a chat with that phone number; Telegram has no pre-filled text there.
+      return { redirect: `https://t.me/+${phoneDigits(p.phone ?? '')}` };
+    case 'sms': {
+      const number = (p.phone ?? '').replace(/[^0-9+]/g, '');
+      // `?&body=` is understood by both iOS and Android.
+      const href = `sms:${number}${message ? `?&body=${encodeURIComponent(message)}` : ''}`;
+      return { page: actionPage('Send a text message', p.phone ?? '', message, href, 'Open Messages') };
+    }
+    case 'call': {
+      return { page: actionPage('Call', p.phone ?? '', '', telHref(p.phone ?? ''), `Call ${p.phone ?? ''}`) };
+    }
+    case 'email': {
+      const href = `mailto:${encodeURIComponent(p.email ?? '').replace(/%40/g, '@')}${message ? `?body=${encodeURIComponent(message)}` : ''}`;
+      return { page: actionPage('Send an email', p.email ?? '', message, href, 'Open Mail') };
+    }
+  }
+}
+
+function actionPage(title: string, to: string, message: string, href: string, button: string): Rendered {
+  return renderPage({
+    status: 200,
+    title,
+    body: `<article class="card">
+<div class="band"></div>
+<h1>${escapeHtml(title)}</h1>
+<p class="sub">To ${escapeHtml(to)}</p>
+${message ? `<p class="body">${escapeHtml(message)}</p>` : ''}
+<a class="btn" href="${escapeHtml(href)}">${escapeHtml(button)}</a>
+</article>`,
+  });
+}

@@ -1,0 +1,79 @@
+import { hostname } from 'node:os';
+import type { Database } from 'better-sqlite3';
+import type { Clock } from '../../platform/clock.ts';
+import type { Outbox } from '../../platform/outbox.ts';
+import { HttpRemoteClient, type RemoteApi } from './client.ts';
+import { InstanceIdentity } from './identity.ts';
+import { LeaseRegistry } from './registry.ts';
+import { SyncRepo } from './repo.ts';
+import { SiteSync, type SyncLogger } from './site.ts';
+import { SyncWorker, type SyncWorkerOptions } from './worker.ts';
+
+/** Sync settings (serve --remote/--remote-key; the rest for tests and tuning). */
+export interface SyncConfig {
+  remoteUrl?: string | undefined;
+  remoteKey?: string | undefined;
+  /** Blocks of 65,536 slugs a site keeps in reserve (default 2). */
+  reserveBlocks?: number | undefined;
+  siteName?: string | undefined;
+  worker?: Partial<SyncWorkerOptions> | undefined;
+  /** Replaces the HTTP client (tests). */
+  client?: RemoteApi | undefined;
+}
+
+export interface CreateSyncOptions {
+  db: Database;
+  clock: Clock;
+  outbox: Outbox;
+  logger: SyncLogger;
+  /** Where the database lives; empty for an in-memory instance (no incarnation checks then). */
+  dataDir: string;
+  config?: SyncConfig | undefined;
+}
+
+/**
+ * Wires the sync feature: the remote-side lease registry (every instance can be a remote), the
+ * site side (identity, pairing, slug reserve), its worker, and the instance-identity check that
+ * gives a copied or restored data directory a new incarnation before anything is minted.
+ */
+export function createSync({ db, clock, outbox, logger, dataDir, config = {} }: CreateSyncOptions) {
+  const repo = new SyncRepo(db);
+  const registry = new LeaseRegistry(repo, clock);
+  const client =
+    config.client ?? (config.remoteUrl && config.remoteKey ? new HttpRemoteClient(config.remoteUrl, config.remoteKey) : undefined);
+  const site = new SiteSync({
+    repo,
+    clock,
+    logger,
+    remoteUrl: config.remoteUrl,
+    client,
+    reserveBlocks: config.reserveBlocks ?? 2,
+    siteName: config.siteName ?? hostname(),
+  });
+  const identity = dataDir && db.name && db.name !== ':memory:' ? new InstanceIdentity(dataDir, db.name, repo, site) : undefined;
+  identity?.check();
+  const worker = new SyncWorker(site, clock, logger, config.worker);
+  outbox.onRecorded(() => worker.nudge());
+  return {
+    registry,
+    site,
+    worker: {
+      start: () => worker.start(),
+      stop: async () => {
+        client?.close?.();
+        await worker.stop();
+        identity?.close();
+      },
+      runNow: () => worker.runNow(),
+    },
+    identity,
+    /** For SlugAllocator: paired sites mint only from leases. */
+    slugSource: site.slugSource,
+    /** For SlugAllocator: the remote's own blocks never collide with blocks leased to sites. */
+    blockTaken: (block: number) => registry.isTaken(block),
+    /** For batch creation: 409 when the reserve cannot cover the batch. */
+    assertCanMint: site.assertCanMint,
+  };
+}
+
+export type Sync = ReturnType<typeof createSync>;

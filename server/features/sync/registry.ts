@@ -1,0 +1,179 @@
+import { randomInt } from 'node:crypto';
+import type { Clock } from '../../platform/clock.ts';
+import { ConflictError } from '../../platform/errors.ts';
+import { BLOCK_COUNT, BLOCK_SIZE } from '../slugs/allocator.ts';
+import { decode40, normalizeSlug } from '../slugs/crockford.ts';
+import { unpermute } from '../slugs/permutation.ts';
+import {
+  FORKED_ERROR,
+  UNKNOWN_INCARNATION_ERROR,
+  type LeaseGrantedT,
+  type LeaseInput,
+  type RegisterSiteInput,
+  type SiteRegisteredT,
+  SLUG_REJECTIONS,
+} from '../../schemas/sync.ts';
+import type { SyncRepo } from './repo.ts';
+
+export type SlugRejection = (typeof SLUG_REJECTIONS)[number];
+export type SlugCheck = { ok: true; block: number; incarnation: string } | { ok: false; reason: SlugRejection };
+
+/** The block a slug was minted from (the inverse of the allocator), or null for a malformed slug. */
+export function blockOfSlug(input: string): number | null {
+  const slug = normalizeSlug(input);
+  if (!slug) return null;
+  return Math.floor(unpermute(decode40(slug)) / BLOCK_SIZE);
+}
+
+type Fence = 'new' | 'advance' | 'retry';
+
+/**
+ * The remote side of slug leases: the one allocator of blocks for the sites paired with this
+ * instance. A block is recorded once, ever, with the site and incarnation that holds it; it is
+ * never leased again, and this instance's own minting skips leased blocks (`isTaken`).
+ * Everything here runs in one SQLite transaction per call, so a call is applied entirely or
+ * not at all, and a retried call (same next_token) gets the same answer.
+ */
+export class LeaseRegistry {
+  private readonly repo: SyncRepo;
+  private readonly clock: Clock;
+  /** Most blocks one site may be granted in one call. */
+  static readonly MAX_GRANT = 8;
+
+  constructor(repo: SyncRepo, clock: Clock) {
+    this.repo = repo;
+    this.clock = clock;
+  }
+
+  /** Whether a block is leased to (or claimed by) a site: the remote's own allocator skips it. */
+  isTaken(block: number): boolean {
+    return this.repo.leaseOf(block) !== undefined;
+  }
+
+  register(orgId: string, input: RegisterSiteInput): SiteRegisteredT {
+    return this.repo.transaction(() => {
+      const now = this.now();
+      const site = this.repo.getSite(input.site_id);
+      if (site && site.org_id !== orgId) throw new ConflictError('This site id is registered with another organization');
+      if (!site) this.repo.insertSite({ site_id: input.site_id, org_id: orgId, name: input.name, created_at: now, last_seen_at: now });
+      else this.repo.touchSite(input.site_id, input.name, now);
+      this.fence(input.site_id, input.incarnation, input.token, input.next_token, true);
+
+      const accepted: number[] = [];
+      const rejected: SiteRegisteredT['claims']['rejected'] = [];
+      for (const block of [...new Set(input.claims)]) {
+        const lease = this.repo.leaseOf(block);
+        if (!lease) {
+          if (this.repo.isOwnBlock(block)) {
+            rejected.push({ block, reason: 'held_by_remote' });
+            continue;
+          }
+          this.repo.insertLease({
+            block,
+            org_id: orgId,
+            site_id: input.site_id,
+            incarnation: input.incarnation,
+            kind: 'claim',
+            grant_token: input.next_token,
+            leased_at: now,
+          });
+          accepted.push(block);
+        } else if (lease.site_id === input.site_id && lease.incarnation === input.incarnation) {
+          accepted.push(block);
+        } else if (lease.site_id === input.site_id) {
+          rejected.push({ block, reason: 'held_by_other_incarnation' });
+        } else {
+          rejected.push({ block, reason: 'held_by_other_site' });
+        }
+      }
+      return {
+        site_id: input.site_id,
+        incarnation: input.incarnation,
+        org: { id: orgId, name: this.repo.orgName(orgId) ?? '' },
+        token: input.next_token,
+        claims: { accepted, rejected },
+      };
+    });
+  }
+
+  lease(orgId: string, input: LeaseInput): LeaseGrantedT {
+    return this.repo.transaction(() => {
+      const site = this.repo.getSite(input.site_id);
+      // No record of it (wrong organization, or this remote was restored from a backup): the site
+      // must pair again as a new incarnation, re-recording every block it holds as it does.
+      if (!site || site.org_id !== orgId) throw new ConflictError(UNKNOWN_INCARNATION_ERROR);
+      this.repo.touchSite(site.site_id, site.name, this.now());
+      const fence = this.fence(input.site_id, input.incarnation, input.token, input.next_token, false);
+      if (fence === 'retry') {
+        return { token: input.next_token, blocks: this.repo.leasesByGrant(input.site_id, input.incarnation, input.next_token) };
+      }
+      const blocks: number[] = [];
+      const count = Math.min(input.want, LeaseRegistry.MAX_GRANT); // 0: a heartbeat that renews the token
+      while (blocks.length < count) {
+        const block = randomInt(0, BLOCK_COUNT);
+        if (this.repo.leaseOf(block) || this.repo.isOwnBlock(block)) continue;
+        this.repo.insertLease({
+          block,
+          org_id: orgId,
+          site_id: input.site_id,
+          incarnation: input.incarnation,
+          kind: 'lease',
+          grant_token: input.next_token,
+          leased_at: this.now(),
+        });
+        blocks.push(block);
+      }
+      return { token: input.next_token, blocks: blocks.sort((a, b) => a - b) };
+    });
+  }
+
+  /**
+   * Whether `slug` may come from `siteId` of `orgId`: its block must be leased to (or claimed by)
+   * that site, under any of its incarnations. The push endpoint uses this for every node a site
+   * sends; a slug outside the site's leases is refused.
+   */
+  validateSlug(orgId: string, siteId: string, slug: string): SlugCheck {
+    const block = blockOfSlug(slug);
+    if (block === null) return { ok: false, reason: 'malformed' };
+    const lease = this.repo.leaseOf(block);
+    if (!lease) return { ok: false, reason: 'not_leased' };
+    if (lease.site_id !== siteId || lease.org_id !== orgId) return { ok: false, reason: 'leased_to_other_site' };
+    return { ok: true, block, incarnation: lease.incarnation };
+  }
+
+  sites(orgId: string) {
+    return this.repo.listSites(orgId).map((s) => ({
+      site_id: s.site_id,
+      name: s.name,
+      created_at: s.created_at,
+      last_seen_at: s.last_seen_at,
+      incarnations: this.repo.listIncarnations(s.site_id),
+    }));
+  }
+
+  /**
+   * Fencing: the incarnation's stored token must be the one presented (the call advances it to
+   * next_token) or already next_token (a retry of a call that was applied). Anything else is a
+   * copy of the site's data that has fallen behind another copy: 409 FORKED_ERROR, and that copy
+   * starts a new incarnation.
+   */
+  private fence(siteId: string, incarnation: string, token: string | null, next: string, mayCreate: boolean): Fence {
+    const now = this.now();
+    const row = this.repo.getIncarnation(siteId, incarnation);
+    if (!row) {
+      if (!mayCreate) throw new ConflictError(UNKNOWN_INCARNATION_ERROR);
+      this.repo.insertIncarnation({ site_id: siteId, incarnation, token: next, created_at: now, last_seen_at: now });
+      return 'new';
+    }
+    if (row.token === next) return 'retry';
+    if (token !== null && row.token === token) {
+      this.repo.advanceToken(siteId, incarnation, next, now);
+      return 'advance';
+    }
+    throw new ConflictError(FORKED_ERROR);
+  }
+
+  private now(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+}

@@ -1,0 +1,94 @@
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../db/database.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import { AppError } from '../../platform/errors.ts';
+import { KeysRepo } from '../keys/repo.ts';
+import { KeyService } from '../keys/service.ts';
+import { SlugAllocator } from '../slugs/allocator.ts';
+import { ForkedError, type RemoteApi, RemoteRefusedError } from './client.ts';
+import { LeaseRegistry } from './registry.ts';
+import { SyncRepo } from './repo.ts';
+import { SiteSync } from './site.ts';
+import { FORKED_ERROR, UNKNOWN_INCARNATION_ERROR } from '../../schemas/sync.ts';
+
+const quiet = { info: () => {}, error: () => {} };
+
+/** A remote in memory: the real registry behind a client that maps its errors like HTTP does. */
+function memoryRemote() {
+  const db = openDatabase(':memory:');
+  const clock = new ManualClock();
+  const orgId = new KeyService(db, new KeysRepo(db), clock).createOrg('Remote org').id;
+  const registry = new LeaseRegistry(new SyncRepo(db), clock);
+  const wrap = async <T>(fn: () => T): Promise<T> => {
+    try {
+      return fn();
+    } catch (err) {
+      if (err instanceof AppError && (err.message === FORKED_ERROR || err.message === UNKNOWN_INCARNATION_ERROR)) throw new ForkedError(err.message);
+      if (err instanceof AppError) throw new RemoteRefusedError(err.status, err.message);
+      throw err;
+    }
+  };
+  const client: RemoteApi = {
+    register: (body) => wrap(() => registry.register(orgId, body)),
+    lease: (body) => wrap(() => registry.lease(orgId, body)),
+  };
+  return { db, registry, client, orgId };
+}
+
+function memorySite(client: RemoteApi) {
+  const db = openDatabase(':memory:');
+  const clock = new ManualClock();
+  const repo = new SyncRepo(db);
+  const site = new SiteSync({ repo, clock, logger: quiet, remoteUrl: 'http://remote.test', client, reserveBlocks: 2, siteName: 'test' });
+  return { db, clock, repo, site };
+}
+
+describe('SiteSync', () => {
+  it('a standalone block retired by a new incarnation and held by another site is still reported as a conflict', async () => {
+    const remote = memoryRemote();
+    const other = memorySite(remote.client);
+    await other.site.step();
+    const [taken] = other.db.prepare("SELECT block FROM slug_blocks WHERE source = 'lease'").pluck().all() as number[];
+
+    // This instance ran standalone with that same block and minted 5 slugs from it.
+    const { db, site } = memorySite(remote.client);
+    db.prepare("INSERT INTO slug_blocks (block, next_offset, source, acquired_at) VALUES (?, 5, 'local', 'x')").run(taken);
+    site.startNewIncarnation('test: copied data');
+    await site.step();
+    expect(site.status().conflicts).toEqual([
+      expect.objectContaining({ kind: 'block_conflict', detail: expect.objectContaining({ block: taken, slugs_minted: 5, reason: 'held_by_other_site' }) }),
+    ]);
+    expect(site.status().reserve.blocks).toBe(2);
+  });
+
+  it('a new incarnation re-records its retired blocks at the remote (a remote restored from backup relearns them)', async () => {
+    const first = memoryRemote();
+    const { db, site } = memorySite(first.client);
+    await site.step();
+    const held = db.prepare("SELECT block FROM slug_blocks WHERE source = 'lease' ORDER BY block").pluck().all() as number[];
+
+    // A remote that lost its records: it does not know the incarnation, so the site pairs again
+    // as a new incarnation and its claims re-record every block it ever held.
+    const restored = memoryRemote();
+    (site as unknown as { client: RemoteApi }).client = restored.client;
+    const before = site.incarnation;
+    await site.step();
+    expect(site.incarnation).not.toBe(before);
+    const recorded = restored.db.prepare('SELECT block FROM sync_leases WHERE site_id = ? ORDER BY block').pluck().all(site.siteId) as number[];
+    for (const b of held) expect(recorded).toContain(b);
+    // The retired blocks stay retired: slugs come only from the two new blocks.
+    const minting = new SlugAllocator(db, new ManualClock(), site.slugSource);
+    const slugBlock = () => db.prepare("SELECT block FROM slug_blocks WHERE source = 'lease' AND next_offset > 0 AND next_offset < 65536").pluck().all() as number[];
+    minting.mint('org', 'n1');
+    expect(held).not.toContain(slugBlock()[0]);
+    expect(site.status().conflicts).toEqual([]);
+  });
+
+  it('refuses a batch the reserve cannot cover, counting batches still generating', () => {
+    const { site, db } = memorySite(memoryRemote().client);
+    expect(() => site.assertCanMint(1)).toThrow(/^No slugs left in this site's reserve: this site is not paired with http:\/\/remote.test yet/);
+    db.prepare("INSERT INTO slug_blocks (block, next_offset, source, acquired_at) VALUES (1, 65526, 'lease', 'x')").run();
+    expect(() => site.assertCanMint(10)).not.toThrow();
+    expect(() => site.assertCanMint(11)).toThrow(/has 10 slugs left, not enough for 11/);
+  });
+});

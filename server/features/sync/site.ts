@@ -1,0 +1,308 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { Clock } from '../../platform/clock.ts';
+import { ConflictError } from '../../platform/errors.ts';
+import { FORKED_ERROR, type SyncStatusT } from '../../schemas/sync.ts';
+import { BLOCK_SIZE, type SlugSource } from '../slugs/allocator.ts';
+import { encode40 } from '../slugs/crockford.ts';
+import { permute } from '../slugs/permutation.ts';
+import { ForkedError, type RemoteApi, RemoteUnavailableError } from './client.ts';
+import type { SyncRepo } from './repo.ts';
+
+export const KEYS = {
+  siteId: 'sync.site_id',
+  incarnation: 'sync.incarnation',
+  remoteUrl: 'sync.remote_url',
+  token: 'sync.token',
+  pendingToken: 'sync.pending_token',
+  registered: 'sync.registered_incarnation',
+  remoteOrg: 'sync.remote_org',
+  instance: 'sync.instance',
+} as const;
+
+export interface SyncLogger {
+  info(message: string): void;
+  error(message: string, err?: unknown): void;
+}
+
+export interface SiteSyncOptions {
+  repo: SyncRepo;
+  clock: Clock;
+  logger: SyncLogger;
+  /** The remote this site is paired with (from --remote); remembered in settings. */
+  remoteUrl?: string | undefined;
+  /** Client for the remote; absent when no --remote-key was given (the site stays offline). */
+  client?: RemoteApi | undefined;
+  /** Blocks with slugs left that the site keeps in reserve (2). */
+  reserveBlocks: number;
+  /** Shown at the remote (host name by default). */
+  siteName: string;
+}
+
+/** How many minted slugs a block conflict lists in its detail (the count is always exact). */
+const CONFLICT_SAMPLE = 20;
+
+/**
+ * The site side of sync, first slice: identity (site id + incarnation), pairing with the remote,
+ * and the slug reserve leased from it. Once a remote is configured the site mints only from
+ * leased blocks (never a block it picked itself), so two sites can never mint the same slug.
+ */
+export class SiteSync {
+  private readonly repo: SyncRepo;
+  private readonly clock: Clock;
+  private readonly logger: SyncLogger;
+  private readonly client: RemoteApi | undefined;
+  readonly reserveBlocks: number;
+  private readonly siteName: string;
+
+  private online: boolean | null = null;
+  private lastAttemptAt: string | null = null;
+  private lastSuccessAt: string | null = null;
+  private lastError: string | null = null;
+  private nextAttemptAt: string | null = null;
+
+  constructor(options: SiteSyncOptions) {
+    this.repo = options.repo;
+    this.clock = options.clock;
+    this.logger = options.logger;
+    this.client = options.client;
+    this.reserveBlocks = options.reserveBlocks;
+    this.siteName = options.siteName;
+    this.repo.transaction(() => {
+      if (!this.repo.getSetting(KEYS.siteId)) this.repo.setSetting(KEYS.siteId, randomUUID());
+      if (!this.repo.getSetting(KEYS.incarnation)) this.repo.setSetting(KEYS.incarnation, randomUUID());
+      if (options.remoteUrl !== undefined) {
+        const wanted = options.remoteUrl.replace(/\/+$/, '');
+        const paired = this.repo.getSetting(KEYS.remoteUrl);
+        if (paired && paired !== wanted) {
+          throw new Error(`This data directory is paired with ${paired}; pairing it with ${wanted} instead is not supported`);
+        }
+        if (!paired) this.repo.setSetting(KEYS.remoteUrl, wanted);
+      }
+    });
+  }
+
+  get siteId(): string {
+    return this.repo.getSetting(KEYS.siteId)!;
+  }
+
+  get incarnation(): string {
+    return this.repo.getSetting(KEYS.incarnation)!;
+  }
+
+  get remoteUrl(): string | null {
+    return this.repo.getSetting(KEYS.remoteUrl) ?? null;
+  }
+
+  /** Paired (or pairing) sites mint only from leases; others pick blocks themselves. */
+  slugSource = (): SlugSource => (this.remoteUrl ? 'leased' : 'standalone');
+
+  /** Whether the worker has something to talk to. */
+  canSync(): boolean {
+    return this.remoteUrl !== null && this.client !== undefined;
+  }
+
+  isRegistered(): boolean {
+    return this.repo.getSetting(KEYS.registered) === this.incarnation;
+  }
+
+  /** Blocks to ask for to get back to the reserve target. */
+  wantedBlocks(): number {
+    return Math.max(0, this.reserveBlocks - this.repo.activeLeased().blocks);
+  }
+
+  needsWork(): boolean {
+    return this.canSync() && (!this.isRegistered() || this.wantedBlocks() > 0);
+  }
+
+  /**
+   * Refuses (409) work that needs `count` new slugs when the reserve cannot cover it, counting
+   * slugs already promised to batches still generating. Standalone instances never refuse.
+   */
+  assertCanMint = (count: number): void => {
+    if (this.slugSource() === 'standalone') return;
+    const available = this.repo.activeLeased().slugs - this.repo.pendingBatchDemand();
+    if (available >= count) return;
+    const where = this.isRegistered() ? `it refills from ${this.remoteUrl} when online` : `this site is not paired with ${this.remoteUrl} yet`;
+    throw new ConflictError(
+      available <= 0
+        ? `No slugs left in this site's reserve: ${where} (see GET /v1/sync/status)`
+        : `This site's slug reserve has ${available} slugs left, not enough for ${count}: ${where} (see GET /v1/sync/status)`,
+    );
+  };
+
+  /**
+   * One round with the remote: register this incarnation (claiming blocks taken before pairing)
+   * if not done yet, then top the reserve up. Throws when the remote cannot be reached.
+   */
+  async step(): Promise<void> {
+    if (!this.canSync()) return;
+    this.lastAttemptAt = this.now();
+    try {
+      try {
+        await this.round();
+      } catch (err) {
+        if (!(err instanceof ForkedError)) throw err;
+        // Another copy of this data has talked to the remote since our last call (this copy is the
+        // stale one), or the remote has no record of us: abandon the blocks, pair again.
+        this.startNewIncarnation(
+          err.message === FORKED_ERROR ? 'the remote says another copy of this data has used this incarnation' : 'the remote has no record of this incarnation',
+        );
+        await this.round();
+      }
+      this.online = true;
+      this.lastSuccessAt = this.now();
+      this.lastError = null;
+    } catch (err) {
+      // A refusal is still an answer: only an unreachable remote means offline.
+      this.online = !(err instanceof RemoteUnavailableError);
+      this.lastError = err instanceof Error ? err.message : String(err);
+      throw err;
+    }
+  }
+
+  /**
+   * Registers if needed, then always makes a lease call: it tops the reserve up, or with want 0
+   * only renews the fencing token, so a forked copy of the data is caught at its first contact
+   * and `online` reflects a real exchange with the remote.
+   */
+  private async round(): Promise<void> {
+    if (!this.isRegistered()) await this.register();
+    await this.topUp();
+  }
+
+  /** Set by the worker: when it will try again. */
+  noteNextAttempt(at: number | null): void {
+    this.nextAttemptAt = at === null ? null : new Date(at).toISOString();
+  }
+
+  /**
+   * Abandons every block this copy of the data could still mint from (another copy may mint from
+   * them too) and takes a new incarnation, which has to register and lease fresh blocks.
+   */
+  startNewIncarnation(reason: string): string {
+    const incarnation = randomUUID();
+    this.repo.transaction(() => {
+      const at = this.now();
+      const old = this.incarnation;
+      for (const { block, next_offset } of this.repo.openBlocks()) {
+        this.repo.setBlockState(block, old, 'retired', next_offset, reason, at);
+        this.repo.exhaustBlock(block);
+      }
+      this.repo.setSetting(KEYS.incarnation, incarnation);
+      this.repo.deleteSetting(KEYS.token);
+      this.repo.deleteSetting(KEYS.pendingToken);
+      this.repo.deleteSetting(KEYS.registered);
+    });
+    this.logger.info(`sync: new incarnation ${incarnation} (${reason}); blocks held so far are retired`);
+    return incarnation;
+  }
+
+  status(): SyncStatusT {
+    const reserve = this.repo.activeLeased();
+    const org = this.repo.getSetting(KEYS.remoteOrg);
+    const paired = this.remoteUrl !== null;
+    return {
+      mode: paired ? 'site' : 'standalone',
+      remote: this.remoteUrl,
+      paired: paired && this.isRegistered(),
+      remote_org: org ? (JSON.parse(org) as { id: string; name: string }) : null,
+      site_id: this.siteId,
+      incarnation: this.incarnation,
+      online: paired ? this.online : null,
+      last_attempt_at: this.lastAttemptAt,
+      last_success_at: this.lastSuccessAt,
+      last_error: paired && !this.client ? 'No remote key given (--remote-key or WAYMARK_REMOTE_KEY): the site cannot reach its remote' : this.lastError,
+      next_attempt_at: this.nextAttemptAt,
+      reserve: { slugs_left: paired ? reserve.slugs : 0, blocks: paired ? reserve.blocks : 0, target_blocks: paired ? this.reserveBlocks : 0 },
+      pending_changes: 0,
+      conflicts: this.repo.conflicts().map((c) => ({
+        id: c.id,
+        kind: c.kind,
+        detail: JSON.parse(c.detail_json) as Record<string, unknown>,
+        detected_at: c.detected_at,
+      })),
+    };
+  }
+
+  private async register(): Promise<void> {
+    const incarnation = this.incarnation;
+    const nextToken = this.pendingToken();
+    const result = await this.client!.register({
+      site_id: this.siteId,
+      incarnation,
+      name: this.siteName,
+      token: this.repo.getSetting(KEYS.token) ?? null,
+      next_token: nextToken,
+      claims: this.repo.claimableBlocks(),
+    });
+    this.repo.transaction(() => {
+      if (this.incarnation !== incarnation) return;
+      const at = this.now();
+      for (const block of result.claims.accepted) {
+        this.repo.confirmLocalBlock(block);
+        // A retired block is recorded at the remote but stays retired here (no more slugs from it).
+        if (this.repo.blockState(block)?.state !== 'retired') this.repo.setBlockState(block, incarnation, 'leased', null, 'claimed at pairing', at);
+      }
+      for (const { block, reason } of result.claims.rejected) {
+        const prior = this.repo.blockState(block);
+        // Retired here and held by the incarnation that retired it: nothing new.
+        if (prior?.state === 'retired' && reason === 'held_by_other_incarnation') continue;
+        const used = prior?.state === 'retired' ? (prior.used ?? 0) : this.repo.exhaustBlock(block);
+        this.repo.setBlockState(block, incarnation, 'dropped', used, reason, at);
+        // Another incarnation of this same site holds it: our slugs from it are copies of its nodes.
+        if (used > 0 && reason !== 'held_by_other_incarnation') {
+          const sample = Array.from({ length: Math.min(used, CONFLICT_SAMPLE) }, (_, i) => encode40(permute(block * BLOCK_SIZE + i)));
+          this.repo.insertConflict('block_conflict', { block, reason, slugs_minted: used, first_slugs: sample }, at);
+          this.logger.error(`sync: block ${block} was taken by this instance before pairing but ${reason}; ${used} slugs minted from it may be duplicated`);
+        }
+      }
+      this.repo.setSetting(KEYS.remoteOrg, JSON.stringify(result.org));
+      this.repo.setSetting(KEYS.registered, incarnation);
+      this.acceptToken(nextToken);
+    });
+    this.logger.info(`sync: site ${this.siteId} (incarnation ${incarnation}) paired with ${this.remoteUrl} for ${result.org.name}`);
+  }
+
+  private async topUp(): Promise<void> {
+    const incarnation = this.incarnation;
+    const nextToken = this.pendingToken();
+    const result = await this.client!.lease({
+      site_id: this.siteId,
+      incarnation,
+      token: this.repo.getSetting(KEYS.token) ?? null,
+      next_token: nextToken,
+      want: this.wantedBlocks(),
+    });
+    this.repo.transaction(() => {
+      if (this.incarnation !== incarnation) return;
+      const at = this.now();
+      for (const block of result.blocks) {
+        this.repo.adoptLeasedBlock(block, at);
+        this.repo.setBlockState(block, incarnation, 'leased', null, null, at);
+      }
+      this.acceptToken(nextToken);
+    });
+  }
+
+  /**
+   * The next fencing token, stored before the call that presents it: a call cut off after the
+   * remote applied it is retried with the same token and gets the same answer.
+   */
+  private pendingToken(): string {
+    let token = this.repo.getSetting(KEYS.pendingToken);
+    if (!token) {
+      token = randomBytes(16).toString('base64url');
+      this.repo.setSetting(KEYS.pendingToken, token);
+    }
+    return token;
+  }
+
+  private acceptToken(token: string): void {
+    this.repo.setSetting(KEYS.token, token);
+    this.repo.deleteSetting(KEYS.pendingToken);
+  }
+
+  private now(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+}

@@ -1,0 +1,53 @@
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../db/database.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import { type RemoteApi, RemoteUnavailableError } from './client.ts';
+import { SyncRepo } from './repo.ts';
+import { SiteSync } from './site.ts';
+import { SyncWorker } from './worker.ts';
+
+const quiet = { info: () => {}, error: () => {} };
+
+describe('SyncWorker', () => {
+  it('backs off exponentially (with jitter, capped) while the remote is unreachable, and runNow ignores the back-off', async () => {
+    let calls = 0;
+    const down: RemoteApi = {
+      register: async () => {
+        calls += 1;
+        throw new RemoteUnavailableError('Remote unreachable: connect ECONNREFUSED');
+      },
+      lease: async () => {
+        throw new RemoteUnavailableError('unreachable');
+      },
+    };
+    const clock = new ManualClock();
+    const site = new SiteSync({ repo: new SyncRepo(openDatabase(':memory:')), clock, logger: quiet, remoteUrl: 'http://r.test', client: down, reserveBlocks: 2, siteName: 's' });
+    const delays: number[] = [];
+    const note = site.noteNextAttempt.bind(site);
+    site.noteNextAttempt = (at) => {
+      if (at !== null) delays.push(at - clock.now());
+      note(at);
+    };
+    const worker = new SyncWorker(site, clock, quiet, { pollMs: 60_000, minBackoffMs: 4, maxBackoffMs: 64 });
+    worker.start();
+    while (delays.length < 8) await new Promise((r) => setTimeout(r, 5));
+    await worker.stop();
+
+    const bases = [4, 8, 16, 32, 64, 64, 64, 64];
+    delays.slice(0, 8).forEach((d, i) => {
+      expect(d).toBeGreaterThanOrEqual(bases[i]! / 2);
+      expect(d).toBeLessThanOrEqual(bases[i]!);
+    });
+    expect(site.status()).toMatchObject({ online: false, paired: false, last_error: 'Remote unreachable: connect ECONNREFUSED' });
+
+    // A long back-off does not delay "sync now".
+    const slow = new SyncWorker(site, clock, quiet, { pollMs: 60_000, minBackoffMs: 3_600_000, maxBackoffMs: 3_600_000 });
+    const atStart = calls;
+    slow.start();
+    while (calls === atStart) await new Promise((r) => setTimeout(r, 5)); // its first round failed
+    const before = calls;
+    await slow.runNow();
+    expect(calls).toBe(before + 1);
+    await slow.stop();
+  });
+});

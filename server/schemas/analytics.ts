@@ -1,0 +1,94 @@
+import { z } from 'zod';
+import { oneOf, queryInt, timestamp } from './common.ts';
+
+export const INTERVALS = ['hour', 'day', 'week'] as const;
+export type Interval = (typeof INTERVALS)[number];
+
+const isoInstant = z
+  .string()
+  .refine((s) => /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date or timestamp such as 2026-11-01 or 2026-11-01T00:00:00Z');
+
+export const AnalyticsQuery = z
+  .object({
+    from: isoInstant.optional().meta({ description: 'Start (inclusive). Default: 30 days before `to`. Rounded down to the hour.' }),
+    to: isoInstant.optional().meta({ description: 'End (exclusive). Default: now. Rounded up to the hour.' }),
+    interval: oneOf(INTERVALS).optional().meta({ description: 'Time-series bucket (UTC). Default: day.' }),
+  })
+  .meta({ id: 'AnalyticsQuery' });
+
+export const OrgAnalyticsQuery = AnalyticsQuery.extend({
+  top: queryInt(1, 100, 10).meta({ description: 'How many top nodes to list (default 10).' }),
+}).meta({ id: 'OrgAnalyticsQuery' });
+
+const Count = z.object({ value: z.string().nullable(), scans: z.number().int() });
+const Bucket = z.object({ start: timestamp, scans: z.number().int(), unique_visitors: z.number().int() });
+
+export const Breakdowns = z.object({
+  device_type: z.array(Count),
+  os: z.array(Count),
+  browser: z.array(Count),
+  country: z.array(Count),
+  source: z.array(Count),
+  rule: z.array(Count).meta({ description: 'By matched rule id; null = the node\'s own payload.' }),
+  outcome: z.array(Count),
+});
+
+export const NodeAnalytics = z
+  .object({
+    node: z.object({ id: z.string(), slug: z.string() }),
+    from: timestamp,
+    to: timestamp,
+    interval: oneOf(INTERVALS),
+    totals: z.object({ scans: z.number().int(), unique_visitors: z.number().int() }),
+    series: z.array(Bucket),
+    breakdowns: Breakdowns,
+  })
+  .meta({ id: 'NodeAnalytics' });
+
+export const OrgAnalytics = z
+  .object({
+    from: timestamp,
+    to: timestamp,
+    interval: oneOf(INTERVALS),
+    totals: z.object({ scans: z.number().int(), unique_visitors: z.number().int(), nodes_scanned: z.number().int() }),
+    series: z.array(Bucket),
+    breakdowns: Breakdowns,
+    top_nodes: z.array(z.object({ id: z.string(), slug: z.string(), label: z.string(), scans: z.number().int() })),
+  })
+  .meta({ id: 'OrgAnalytics' });
+
+export const ScansQuery = z
+  .object({
+    limit: queryInt(1, 100, 50),
+    offset: queryInt(0, Number.MAX_SAFE_INTEGER, 0),
+    from: isoInstant.optional(),
+    to: isoInstant.optional(),
+    bots: oneOf(['exclude', 'include', 'only'] as const).optional().meta({ description: 'Default exclude.' }),
+    format: oneOf(['json', 'csv'] as const).optional(),
+  })
+  .meta({ id: 'ScansQuery' });
+
+export const ScanEvent = z
+  .object({
+    id: z.number().int(),
+    timestamp,
+    device_type: z.string(),
+    os: z.string(),
+    browser: z.string().nullable(),
+    country: z.string().nullable(),
+    source: z.enum(['qr', 'nfc']),
+    rule_id: z.string().nullable(),
+    outcome: z.string(),
+    bot: z.boolean(),
+    visitor: z.string().meta({ description: 'Daily visitor key (changes every UTC day; no IP is stored).' }),
+  })
+  .meta({ id: 'ScanEvent' });
+
+export const QrQuery = z
+  .object({
+    format: oneOf(['svg', 'png'] as const).optional(),
+    size: queryInt(64, 4096, 512).meta({ description: 'Width in pixels (PNG) / nominal width (SVG). Default 512.' }),
+    ecc: oneOf(['L', 'M', 'Q', 'H'] as const).optional().meta({ description: 'Error correction level. Default M.' }),
+    margin: queryInt(0, 20, 4).meta({ description: 'Quiet zone in modules. Default 4.' }),
+  })
+  .meta({ id: 'QrQuery' });

@@ -1,0 +1,27 @@
+// Minimal types for the parts of autocannon 9 the benchmarks use (the package ships none).
+declare module 'autocannon' {
+  interface Histogram {
+    average: number;
+    p50: number;
+    p99: number;
+    total: number;
+    sent: number;
+  }
+  interface Result {
+    requests: Histogram;
+    latency: Histogram;
+    errors: number;
+    timeouts: number;
+    non2xx: number;
+    statusCodeStats: Record<string, { count: number }>;
+  }
+  interface Options {
+    url: string;
+    connections?: number;
+    duration?: number;
+    amount?: number;
+    requests?: Array<{ method?: string; path?: string; headers?: Record<string, string> }>;
+  }
+  function autocannon(options: Options): Promise<Result>;
+  export default autocannon;
+}

@@ -1,0 +1,46 @@
+/**
+ * Child process for the scan benchmark.
+ *   node test/bench/_scan-server.ts scan <data-dir> [full|normal]
+ *       the real app (createApp: the scan handler in front of Express) on that data dir, as
+ *       serve.ts runs it, trusting X-Forwarded-For as behind a proxy; the database opened with
+ *       synchronous=FULL (the default: every commit fsynced) or NORMAL (for comparison)
+ *   node test/bench/_scan-server.ts bare
+ *       the baseline: a bare http server answering 302
+ * Prints `listening <port>` when ready; exits on SIGTERM after closing.
+ */
+import http from 'node:http';
+import { createApp } from '../../server/app.ts';
+import { makeConfig } from '../../server/config.ts';
+import { openDatabase } from '../../server/db/database.ts';
+import { systemClock } from '../../server/platform/clock.ts';
+import { databaseFile } from '../../server/serve.ts';
+
+const [mode, dataDir, sync] = process.argv.slice(2);
+
+function listen(server: http.Server, onClose: () => Promise<void>): void {
+  server.listen(0, '127.0.0.1', () => {
+    const address = server.address();
+    process.stdout.write(`listening ${typeof address === 'object' && address ? address.port : 0}\n`);
+  });
+  process.on('SIGTERM', () => {
+    server.close(() => void onClose().then(() => process.exit(0)));
+    server.closeAllConnections();
+  });
+}
+
+if (mode === 'bare') {
+  const bare = http.createServer((_req, res) => {
+    res.writeHead(302, { location: 'https://example.com/landing', 'cache-control': 'no-store', 'content-length': '0' });
+    res.end();
+  });
+  listen(bare, async () => {});
+} else {
+  const db = openDatabase(databaseFile(dataDir as string), { synchronous: sync === 'normal' ? 'normal' : 'full' });
+  const config = makeConfig({ scanBase: 'http://127.0.0.1', trustProxy: true, dataDir: dataDir as string });
+  const app = createApp({ db, clock: systemClock, config, logger: { info: () => {}, error: (m, err) => console.error(m, err) } });
+  app.start();
+  listen(http.createServer(app.handle), async () => {
+    await app.stop();
+    db.close();
+  });
+}

@@ -1,0 +1,230 @@
+/**
+ * Scan hot-path benchmark (issue 3, "Performance"). Starts, in the same run:
+ *   - a bare Node http server answering 302 (the baseline), and
+ *   - the Waymark scan path on a fresh SQLite database (WAL, synchronous=FULL) with many
+ *     redirect nodes, each with three routing rules (time window, country, traffic split);
+ * loads each with autocannon (50 connections, browser User-Agents, many client IPs via
+ * X-Forwarded-For), then checks that the number of recorded scans equals the number of 302s
+ * served, and prints requests/s, p50/p99 latency and the ratio to the bare server.
+ *
+ *   node test/bench/scan.ts   (BENCH_DURATION seconds per run, default 10; BENCH_ROUNDS alternating
+ *                              rounds, default 3, medians reported; BENCH_SLUGS, default 200;
+ *                              BENCH_NORMAL=0 skips the synchronous=NORMAL comparison run)
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import autocannon from 'autocannon';
+import { openDatabase } from '../../server/db/database.ts';
+import { databaseFile } from '../../server/serve.ts';
+
+const duration = Number(process.env.BENCH_DURATION ?? 10);
+const slugCount = Number(process.env.BENCH_SLUGS ?? 200);
+const connections = 50;
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const withNormal = process.env.BENCH_NORMAL !== '0';
+const here = import.meta.dirname;
+
+const USER_AGENTS = [
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36',
+  'Mozilla/5.0 (Linux; Android 13; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/24.0 Chrome/117.0.0.0 Mobile Safari/537.36',
+  'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1',
+  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
+  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15',
+];
+
+function slugOf(i: number): string {
+  const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
+  let s = '';
+  let v = 0x5a5a5a + i * 7919;
+  for (let k = 0; k < 8; k++) {
+    s = alphabet[v % 32] + s;
+    v = Math.floor(v / 32);
+  }
+  return s;
+}
+
+function seed(file: string): string[] {
+  const db = openDatabase(file);
+  const org = randomUUID();
+  const now = new Date().toISOString();
+  db.prepare('INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)').run(org, 'Bench', now);
+  const slugs: string[] = [];
+  const node = db.prepare(
+    `INSERT INTO nodes (id, org_id, slug, label, function_type, payload_json, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, 'redirect', ?, 'active', ?, ?)`,
+  );
+  const slugRow = db.prepare('INSERT INTO slugs (slug, org_id, node_id, minted_at) VALUES (?, ?, ?, ?)');
+  const rule = db.prepare(
+    `INSERT INTO rules (id, node_id, rule_type, conditions_json, function_type, payload_json, priority, enabled, created_at, updated_at)
+     VALUES (?, ?, ?, ?, 'redirect', ?, ?, 1, ?, ?)`,
+  );
+  db.transaction(() => {
+    for (let i = 0; i < slugCount; i++) {
+      const id = randomUUID();
+      const slug = slugOf(i);
+      slugs.push(slug);
+      slugRow.run(slug, org, id, now);
+      node.run(id, org, slug, `Bench ${i}`, JSON.stringify({ url: `https://example.com/landing/${i}` }), now, now);
+      // A night-time window in a far zone, a country rule and a 30% split: all three evaluated.
+      rule.run(randomUUID(), id, 'time_based', JSON.stringify({ timezone: 'Pacific/Auckland', windows: [{ days: [1, 2, 3, 4, 5, 6, 7], start_time: '03:00', end_time: '03:01' }] }), JSON.stringify({ url: 'https://example.com/night' }), 0, now, now);
+      rule.run(randomUUID(), id, 'geo_based', JSON.stringify({ countries: ['FR', 'BE'] }), JSON.stringify({ url: 'https://example.com/fr' }), 1, now, now);
+      rule.run(randomUUID(), id, 'traffic_split', JSON.stringify({ weight: 30 }), JSON.stringify({ url: 'https://example.com/b' }), 2, now, now);
+    }
+  })();
+  db.close();
+  return slugs;
+}
+
+async function startChild(args: string[]): Promise<{ child: ChildProcess; port: number }> {
+  const child = spawn(process.execPath, [...(process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : []), join(here, '_scan-server.ts'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const lines = createInterface({ input: child.stdout! });
+  const port = await new Promise<number>((resolve, reject) => {
+    lines.on('line', (line) => {
+      const m = /^listening (\d+)/.exec(line);
+      if (m) resolve(Number(m[1]));
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}`)));
+  });
+  return { child, port };
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  await new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.kill('SIGTERM');
+  });
+}
+
+interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+  total: number;
+  redirects: number;
+  warmRedirects: number;
+  /** Requests sent but not awaited when autocannon stopped at the end of the duration. */
+  cutOff: number;
+  /** Server CPU time (all threads) per answered request, microseconds. */
+  cpuPerRequest: number;
+  errors: number;
+}
+
+/** CPU seconds (user + system, all threads) a process has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+async function load(port: number, slugs: string[], pid?: number): Promise<Figures> {
+  const requests = [];
+  for (let i = 0; i < 1000; i++) {
+    const slug = slugs[i % slugs.length] as string;
+    requests.push({
+      method: 'GET' as const,
+      path: `/v/${i % 3 === 0 ? slug.toLowerCase() : slug}${i % 5 === 0 ? '?nfc' : ''}`,
+      headers: {
+        'user-agent': USER_AGENTS[i % USER_AGENTS.length] as string,
+        'x-forwarded-for': `${(i * 37) % 223 + 1}.${(i * 11) % 256}.${(i * 7) % 256}.${i % 254 + 1}`,
+      },
+    });
+  }
+  // warm-up, not counted in the figures (but its scans are recorded: counted in `warmRedirects`)
+  const warm = await autocannon({ url: `http://127.0.0.1:${port}`, connections, amount: 10_000, requests });
+  const warmRedirects = Number((warm.statusCodeStats as Record<string, { count: number }>)['302']?.count ?? 0);
+  const cpuBefore = cpuSeconds(pid);
+  const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections, duration, requests });
+  const cpu = cpuSeconds(pid) - cpuBefore;
+  const redirects = Number((result.statusCodeStats as Record<string, { count: number }>)['302']?.count ?? 0);
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    total: result.requests.total,
+    redirects,
+    warmRedirects,
+    cutOff: result.requests.sent - result.requests.total,
+    cpuPerRequest: (cpu / result.requests.total) * 1e6,
+    errors: result.errors + result.timeouts + result.non2xx - redirects,
+  };
+}
+
+const dir = mkdtempSync(join(tmpdir(), 'waymark-bench-'));
+const file = databaseFile(dir);
+try {
+  const slugs = seed(file);
+  console.log(`scan benchmark: ${connections} connections, ${rounds} × ${duration} s per server, ${slugs.length} redirect nodes with 3 rules each`);
+
+  // Alternate bare and scan rounds (the machine is shared and noisy) and compare medians.
+  const bareRounds: Figures[] = [];
+  const scanRounds: Figures[] = [];
+  const normalRounds: Figures[] = [];
+  const db0 = openDatabase(file);
+  const before = db0.prepare('SELECT count(*) FROM scan_events').pluck().get() as number;
+  db0.close();
+  for (let round = 0; round < rounds; round++) {
+    const bare = await startChild(['bare']);
+    bareRounds.push(await load(bare.port, slugs, bare.child.pid));
+    await stopChild(bare.child);
+    const scan = await startChild(['scan', dir, 'full']);
+    scanRounds.push(await load(scan.port, slugs, scan.child.pid));
+    await stopChild(scan.child);
+    if (withNormal) {
+      const normal = await startChild(['scan', dir, 'normal']);
+      normalRounds.push(await load(normal.port, slugs, normal.child.pid));
+      await stopChild(normal.child);
+    }
+  }
+  const median = (xs: Figures[]): Figures => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)] as Figures;
+  const bareFigures = median(bareRounds);
+  const scanFigures = median(scanRounds);
+  const sum = (xs: Figures[], k: 'redirects' | 'warmRedirects' | 'cutOff') => xs.reduce((t, f) => t + f[k], 0);
+
+  const db = openDatabase(file);
+  const recorded = (db.prepare('SELECT count(*) FROM scan_events').pluck().get() as number);
+  const events = db.prepare("SELECT count(*) FROM outbox_events WHERE type = 'node.scanned'").pluck().get() as number;
+  const countSum = db.prepare('SELECT sum(scan_count) FROM nodes').pluck().get() as number;
+  db.close();
+
+  // Warm-up scans are recorded too: compare every 302 served (warm-up + measured) with the scans
+  // added, and those with the scan_count total and the outbox.
+  const measuredScans = recorded - before;
+  const served = sum([...scanRounds, ...normalRounds], 'redirects') + sum([...scanRounds, ...normalRounds], 'warmRedirects');
+  const cutOff = sum([...scanRounds, ...normalRounds], 'cutOff');
+  for (let i = 0; i < rounds; i++) {
+    const b = bareRounds[i] as Figures;
+    const w = scanRounds[i] as Figures;
+    console.log(`round ${i + 1}: bare ${b.rps.toFixed(0)} req/s (${b.cpuPerRequest.toFixed(0)} µs CPU/req), waymark ${w.rps.toFixed(0)} req/s (p99 ${w.p99} ms, ${w.cpuPerRequest.toFixed(0)} µs CPU/req)`);
+  }
+  const row = (name: string, f: Figures) =>
+    `${name.padEnd(22)} ${f.rps.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   server CPU ${f.cpuPerRequest.toFixed(0)} µs/request   ${f.total} requests, ${f.redirects} × 302, ${f.errors} other`;
+  console.log(`median of ${rounds} alternating rounds:`);
+  console.log(row('bare http 302', bareFigures));
+  console.log(row('waymark /v/<slug>', scanFigures));
+  if (withNormal) {
+    const n = median(normalRounds);
+    console.log(row('  same, sync=NORMAL', n));
+    console.log(`  (synchronous=NORMAL: no fsync per group commit; survives process crashes, not power loss) ratio ${(n.rps / bareFigures.rps).toFixed(2)}×`);
+  }
+  const ratio = scanFigures.rps / bareFigures.rps;
+  console.log(`ratio to bare: ${ratio.toFixed(2)}×   (target ≥ 0.50×, p99 ≤ 10 ms)`);
+  const cpuRatio = median(bareRounds.map((f) => ({ ...f, rps: f.cpuPerRequest }))).rps / median(scanRounds.map((f) => ({ ...f, rps: f.cpuPerRequest }))).rps;
+  console.log(`server CPU per request, bare / waymark: ${cpuRatio.toFixed(2)} (less sensitive to other load on the machine than req/s)`);
+  console.log(`302s served (warm-up + measured): ${served}; requests cut off unanswered by autocannon's stop: ${cutOff}; scans recorded: ${measuredScans}; ` +
+    `all runs: ${recorded} scan events, ${events} node.scanned outbox events, scan_count total ${countSum}`);
+  const ok = served > 0 && measuredScans >= served && measuredScans <= served + cutOff && events === recorded && countSum === recorded;
+  console.log(ok ? 'count check: OK (every 302 has its scan event)' : 'count check: MISMATCH');
+  console.log(ratio >= 0.5 && scanFigures.p99 <= 10 ? 'target: met' : 'target: NOT met');
+  if (!ok) process.exitCode = 1;
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

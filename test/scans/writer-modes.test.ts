@@ -1,0 +1,61 @@
+/**
+ * The scan handler's two writer modes on a real SQLite file, served over real HTTP: inline (the
+ * default) and the worker thread. Concurrent scans are answered only once recorded, in one or a
+ * few group commits, with scan_count and outbox events to match.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createFixture, type Fixture } from './fixtures.ts';
+import { createScanHandler, type ScanHandler } from '../../server/features/scans/handler.ts';
+import { systemClock } from '../../server/platform/clock.ts';
+
+const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+
+let cleanup: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const fn of cleanup.reverse()) await fn();
+  cleanup = [];
+});
+
+async function serve(f: Fixture, writer: 'inline' | 'worker'): Promise<{ url: string; handler: ScanHandler; recorded: number[] }> {
+  const recorded: number[] = [];
+  const handler = createScanHandler({ db: f.db, clock: systemClock, config: {}, writer, onScansRecorded: (n) => recorded.push(n) });
+  const server = http.createServer((req, res) => {
+    if (!handler(req, res)) {
+      res.writeHead(404);
+      res.end();
+    }
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  cleanup.push(() => f.close());
+  cleanup.push(() => handler.close());
+  cleanup.push(() => new Promise<void>((r) => server.close(() => r())));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, handler, recorded };
+}
+
+describe.each(['inline', 'worker'] as const)('writer %s', (writer) => {
+  it('answers 200 concurrent scans, each recorded with its count and outbox event', async () => {
+    const f = createFixture();
+    const ids = Array.from({ length: 20 }, (_, i) =>
+      f.node({ slug: `W${String(i).padStart(7, '0')}`, function_type: 'redirect', payload: { url: `https://example.com/${i}` } }),
+    );
+    const { url, recorded } = await serve(f, writer);
+    const responses = await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        fetch(`${url}/v/W${String(i % 20).padStart(7, '0')}`, { redirect: 'manual', headers: { 'user-agent': IPHONE } }),
+      ),
+    );
+    expect(responses.map((r) => r.status)).toEqual(Array(200).fill(302));
+    expect(f.db.prepare('SELECT count(*) FROM scan_events').pluck().get()).toBe(200);
+    expect(f.db.prepare("SELECT count(*) FROM outbox_events WHERE type = 'node.scanned'").pluck().get()).toBe(200);
+    for (const id of ids) expect(f.db.prepare('SELECT scan_count FROM nodes WHERE id = ?').pluck().get(id)).toBe(10);
+    // outbox ids are time-ordered UUIDv7s in the outbox's format
+    const eventIds = f.db.prepare("SELECT id FROM outbox_events WHERE type = 'node.scanned' ORDER BY seq").pluck().all() as string[];
+    for (const id of eventIds) expect(id).toMatch(/^evt_[0-9a-f]{12}7[0-9a-f]{3}[89ab][0-9a-f]{15}$/);
+    expect(new Set(eventIds).size).toBe(200);
+    // listeners (webhook delivery) were told, in throttled batches
+    await new Promise((r) => setTimeout(r, 120));
+    expect(recorded.reduce((a, b) => a + b, 0)).toBe(200);
+  });
+});
