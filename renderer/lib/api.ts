@@ -17,6 +17,7 @@ import {
   Webhook,
   WebhookCreated,
 } from '../../server/schemas/webhooks.ts';
+import { NodeAnalytics, ScanEvent } from '../../server/schemas/analytics.ts';
 import { NfcStatusSchema, SessionSchema, TagWrittenSchema } from '../../server/schemas/nfc.ts';
 import { useSession } from './session.ts';
 
@@ -167,10 +168,8 @@ export interface NodeQuery {
   offset?: number;
 }
 
-// The scans feature's shapes are read leniently: its schemas are not in server/schemas yet, and
-// a console talking to a server without it must still render.
-export const ScanEvent = z.looseObject({ id: z.union([z.string(), z.number()]).optional() });
 export type ScanEventT = z.infer<typeof ScanEvent>;
+export type NodeAnalyticsT = z.infer<typeof NodeAnalytics>;
 
 export type WebhookT = z.infer<typeof Webhook>;
 export type WebhookCreatedT = z.infer<typeof WebhookCreated>;
@@ -195,10 +194,8 @@ export const api = {
     qr: (slug: string, format: 'svg' | 'png') => blob(`/nodes/${enc(slug)}/qr`, { format }),
     scans: (slug: string, limit: number, offset: number) => many(`/nodes/${enc(slug)}/scans`, ScanEvent, { query: { limit, offset } }),
     scansCsv: (slug: string) => blob(`/nodes/${enc(slug)}/scans`, { format: 'csv' }),
-    analytics: async (slug: string, query: { from?: string; to?: string; interval: 'hour' | 'day' | 'week' }) => {
-      const res = await send('GET', `/nodes/${enc(slug)}/analytics`, { query });
-      return ((await res.json()) as { data?: unknown }).data;
-    },
+    analytics: (slug: string, query: { from?: string; to?: string; interval: 'hour' | 'day' | 'week' }) =>
+      one('GET', `/nodes/${enc(slug)}/analytics`, NodeAnalytics, { query }),
   },
 
   rules: {

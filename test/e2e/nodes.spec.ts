@@ -174,3 +174,27 @@ test('filters and searches the node list on the server', async ({ page }) => {
   await page.getByLabel('Status').selectOption('paused');
   await expect(page.getByText('No nodes match these filters')).toBeVisible();
 });
+
+test('shows the QR code, downloads it, and lists scans and analytics', async ({ page }) => {
+  const created = await api('POST', '/nodes', { label: 'Poster by the lift', function_type: 'redirect', payload: { url: 'https://example.com/poster' } });
+  const { slug, url } = created.body.data as { slug: string; url: string };
+  const iphone = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
+  for (let i = 0; i < 3; i++) {
+    const res = await fetch(url, { redirect: 'manual', headers: { 'user-agent': iphone } });
+    expect(res.status).toBe(302);
+  }
+  await expect.poll(async () => (await api('GET', `/nodes/${slug}`)).body.data.scan_count, { timeout: 10_000 }).toBe(3);
+
+  await openConsole(page, `/nodes/${slug}`);
+  const qr = page.getByRole('img', { name: `QR code for ${url}` });
+  await expect(qr).toBeVisible();
+  expect(await qr.evaluate((img: HTMLImageElement) => img.complete && img.naturalWidth > 0)).toBe(true);
+  const [png] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download PNG' }).click()]);
+  expect(png.suggestedFilename()).toBe(`waymark-${slug}.png`);
+
+  await page.getByRole('tab', { name: 'Scans & analytics' }).click();
+  await expect(page.locator('.big-number')).toContainText('3');
+  await expect(page.getByRole('table', { name: 'Scans' }).getByRole('row')).toHaveCount(4);
+  await expect(page.getByRole('table', { name: 'Scans' })).toContainText('ios');
+  await screenshot(page, 'node-analytics');
+});

@@ -4,12 +4,11 @@ import { Field } from '../../components/Field.tsx';
 import { Card } from '../../components/PageHeader.tsx';
 import { Pagination } from '../../components/Pagination.tsx';
 import { Empty, ErrorState, Loading } from '../../components/States.tsx';
-import { ApiError, api } from '../../lib/api.ts';
+import { ApiError, type NodeAnalyticsT, api } from '../../lib/api.ts';
 import { saveBlob } from '../../lib/download.ts';
 import { formatDate, formatNumber } from '../../lib/format.ts';
 import { toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
-import { type Breakdown, type Point, readAnalytics, scanField } from './shape.ts';
 
 const PAGE = 25;
 const RANGES = { '24h': { days: 1, interval: 'hour' }, '7d': { days: 7, interval: 'day' }, '30d': { days: 30, interval: 'day' }, '90d': { days: 90, interval: 'week' } } as const;
@@ -108,21 +107,18 @@ export function ScansPanel({ slug }: { slug: string }) {
                   </tr>
                 </thead>
                 <tbody>
-                  {scans.data.data.map((s, i) => {
-                    const r = s as Record<string, unknown>;
-                    return (
-                      <tr key={String(s.id ?? i)}>
-                        <td className="nowrap">{formatDate(scanField(r, 'scanned_at', 'time', 'timestamp', 'created_at'))}</td>
-                        <td>{scanField(r, 'source')}</td>
-                        <td>{scanField(r, 'device_type', 'device')}</td>
-                        <td>{scanField(r, 'os')}</td>
-                        <td>{scanField(r, 'browser')}</td>
-                        <td>{scanField(r, 'country')}</td>
-                        <td>{scanField(r, 'outcome')}</td>
-                        <td>{scanField(r, 'bot', 'is_bot')}</td>
-                      </tr>
-                    );
-                  })}
+                  {scans.data.data.map((s) => (
+                    <tr key={s.id}>
+                      <td className="nowrap">{formatDate(s.timestamp)}</td>
+                      <td>{s.source === 'nfc' ? 'NFC' : 'QR'}</td>
+                      <td>{s.device_type}</td>
+                      <td>{s.os}</td>
+                      <td>{s.browser ?? '—'}</td>
+                      <td>{s.country ?? '—'}</td>
+                      <td>{s.outcome}</td>
+                      <td>{s.bot ? 'yes' : 'no'}</td>
+                    </tr>
+                  ))}
                 </tbody>
               </table>
             </div>
@@ -134,65 +130,66 @@ export function ScansPanel({ slug }: { slug: string }) {
   );
 }
 
-function AnalyticsView({ data }: { data: unknown }) {
-  const { series, breakdowns, total } = readAnalytics(data);
-  if (series.length === 0 && breakdowns.length === 0) return <Empty title="No scans in this period" />;
+const BREAKDOWN_TITLES: Record<string, string> = { device_type: 'Devices', os: 'Operating systems', browser: 'Browsers', country: 'Countries', source: 'Source' };
+
+function AnalyticsView({ data }: { data: NodeAnalyticsT }) {
+  if (data.totals.scans === 0) return <Empty title="No scans in this period">Bots and link previewers are not counted.</Empty>;
   return (
     <div className="analytics">
-      {total !== null ? (
-        <p className="big-number">
-          {formatNumber(total)} <span className="muted">scans (bots excluded)</span>
-        </p>
-      ) : null}
-      {series.length > 0 ? <BarChart points={series} /> : null}
+      <p className="big-number">
+        {formatNumber(data.totals.scans)} <span className="muted">scans · {formatNumber(data.totals.unique_visitors)} unique visitors (bots excluded)</span>
+      </p>
+      <BarChart points={data.series} />
       <div className="breakdowns">
-        {breakdowns.map((b) => (
-          <BreakdownBars key={b.title} breakdown={b} />
+        {Object.entries(BREAKDOWN_TITLES).map(([key, title]) => (
+          <BreakdownBars key={key} title={title} rows={data.breakdowns[key as keyof NodeAnalyticsT['breakdowns']]} />
         ))}
       </div>
     </div>
   );
 }
 
-function BarChart({ points }: { points: Point[] }) {
-  const max = Math.max(1, ...points.map((p) => p.count));
+function BarChart({ points }: { points: NodeAnalyticsT['series'] }) {
+  if (points.length === 0) return null;
+  const max = Math.max(1, ...points.map((p) => p.scans));
   const w = 640;
   const h = 160;
   const bw = w / points.length;
   return (
     <figure className="chart">
-      <svg viewBox={`0 0 ${w} ${h + 20}`} role="img" aria-label={`Scans over time, highest ${max}`} preserveAspectRatio="none">
+      <svg viewBox={`0 0 ${w} ${h + 20}`} role="img" aria-label={`Scans over time, highest ${max} per interval`} preserveAspectRatio="none">
         {points.map((p, i) => {
-          const bh = (p.count / max) * h;
+          const bh = (p.scans / max) * h;
           return (
-            <rect key={p.time} x={i * bw + 1} y={h - bh} width={Math.max(1, bw - 2)} height={bh} rx={2} className="chart-bar">
-              <title>{`${formatDate(p.time)}: ${p.count}`}</title>
+            <rect key={p.start} x={i * bw + 1} y={h - bh} width={Math.max(1, bw - 2)} height={bh} rx={2} className="chart-bar">
+              <title>{`${formatDate(p.start)}: ${p.scans}`}</title>
             </rect>
           );
         })}
         <line x1={0} y1={h} x2={w} y2={h} className="chart-axis" />
       </svg>
       <figcaption className="chart-caption">
-        <span>{formatDate(points[0]!.time)}</span>
-        <span>{formatDate(points[points.length - 1]!.time)}</span>
+        <span>{formatDate(points[0]!.start)}</span>
+        <span>{formatDate(points[points.length - 1]!.start)}</span>
       </figcaption>
     </figure>
   );
 }
 
-function BreakdownBars({ breakdown }: { breakdown: Breakdown }) {
-  const total = breakdown.rows.reduce((s, r) => s + r.count, 0) || 1;
+function BreakdownBars({ title, rows }: { title: string; rows: { value: string | null; scans: number }[] }) {
+  if (rows.length === 0) return null;
+  const total = rows.reduce((s, r) => s + r.scans, 0) || 1;
   return (
     <div className="breakdown">
-      <h3>{breakdown.title.charAt(0).toUpperCase() + breakdown.title.slice(1)}</h3>
+      <h3>{title}</h3>
       <ul>
-        {breakdown.rows.slice(0, 8).map((r) => (
-          <li key={r.key}>
-            <span className="breakdown-key">{r.key}</span>
+        {rows.slice(0, 8).map((r) => (
+          <li key={r.value ?? '(unknown)'}>
+            <span className="breakdown-key">{r.value ?? 'Unknown'}</span>
             <span className="breakdown-bar" aria-hidden="true">
-              <span style={{ width: `${(r.count / total) * 100}%` }} />
+              <span style={{ width: `${(r.scans / total) * 100}%` }} />
             </span>
-            <span className="breakdown-count">{formatNumber(r.count)}</span>
+            <span className="breakdown-count">{formatNumber(r.scans)}</span>
           </li>
         ))}
       </ul>
