@@ -8,6 +8,7 @@ const NodeDetailPage = lazy(() => import('./NodeDetailPage.tsx').then((m) => ({ 
 const BatchesPage = lazy(() => import('../features/batches/BatchesPage.tsx').then((m) => ({ default: m.BatchesPage })));
 const BatchDetailPage = lazy(() => import('../features/batches/BatchDetailPage.tsx').then((m) => ({ default: m.BatchDetailPage })));
 const ProgramTagsPage = lazy(() => import('../features/nfc/ProgramTagsPage.tsx').then((m) => ({ default: m.ProgramTagsPage })));
+const PrintLabelsPage = lazy(() => import('../features/printing/PrintLabelsPage.tsx').then((m) => ({ default: m.PrintLabelsPage })));
 const TemplatesPage = lazy(() => import('../features/templates/TemplatesPage.tsx').then((m) => ({ default: m.TemplatesPage })));
 const WebhooksPage = lazy(() => import('../features/webhooks/WebhooksPage.tsx').then((m) => ({ default: m.WebhooksPage })));
 const ApiKeysPage = lazy(() => import('../features/api-keys/ApiKeysPage.tsx').then((m) => ({ default: m.ApiKeysPage })));
@@ -25,6 +26,7 @@ export const ROUTES: RouteDef[] = [
   { pattern: '/batches', render: () => <BatchesPage /> },
   { pattern: '/batches/:id', render: (p) => <BatchDetailPage key={p.id} id={p.id!} /> },
   { pattern: '/program-tags', render: () => <ProgramTagsPage /> },
+  { pattern: '/print', render: () => <PrintLabelsPage /> },
   { pattern: '/templates', render: () => <TemplatesPage /> },
   { pattern: '/webhooks', render: () => <WebhooksPage /> },
   { pattern: '/api-keys', render: () => <ApiKeysPage /> },

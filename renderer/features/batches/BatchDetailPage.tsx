@@ -112,6 +112,16 @@ function BatchActions({ batch, onChanged }: { batch: BatchT; onChanged(b: BatchT
       <Button busy={busy === 'csv'} disabled={!ready} onClick={() => download('csv')} title={ready ? undefined : 'Available when the batch is ready'}>
         Manifest CSV
       </Button>
+      {ready ? (
+        <Link to={`/print?batch=${batch.id}`} className="btn">
+          Print labels
+        </Link>
+      ) : null}
+      {ready ? (
+        <Link to="/program-tags" className="btn">
+          Program tags
+        </Link>
+      ) : null}
       {batch.status === 'ready' || batch.status === 'writing' ? (
         <Button busy={busy === 'deploy'} onClick={() => run('deploy', () => api.batches.update(batch.id, { status: 'deployed' }), 'Batch deployed: its nodes are active')}>
           Mark deployed
