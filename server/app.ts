@@ -5,6 +5,7 @@ import type { Express } from 'express';
 import type { Registry } from 'prom-client';
 import type { AppConfig } from './config.ts';
 import { createHttpApp } from './http/api.ts';
+import { mountConsole } from './http/console.ts';
 import { createMetrics, mountMetrics } from './http/metrics.ts';
 import { RateLimiter } from './http/rateLimit.ts';
 import type { AnyRouteSpec } from './http/route.ts';
@@ -28,6 +29,7 @@ import { RulesRepo } from './features/rules/repo.ts';
 import { ruleRoutes } from './features/rules/routes.ts';
 import { RuleService } from './features/rules/service.ts';
 import { SlugAllocator } from './features/slugs/allocator.ts';
+import { instanceRoutes } from './features/instance/routes.ts';
 import { createSync } from './features/sync/index.ts';
 import { syncRoutes } from './features/sync/routes.ts';
 import { TemplatesRepo } from './features/templates/repo.ts';
@@ -161,6 +163,7 @@ export function createApp({ db, clock, config, logger = consoleLogger, nfc = nul
     ...printingRoutes(services.print),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
+    ...instanceRoutes(config, services.keys),
     ...webhookRoutes(services.webhooks),
     ...nfcRoutes(services.nfc),
     ...syncRoutes(services.sync),
@@ -183,7 +186,10 @@ export function createApp({ db, clock, config, logger = consoleLogger, nfc = nul
     trustProxy: config.trustProxy,
     version: config.version,
     logger,
-    extend: (app) => mountMetrics(app, metrics),
+    extend: (app) => {
+      mountMetrics(app, metrics);
+      mountConsole(app, { dir: config.consoleDir });
+    },
   });
 
   // The public scan path (/v/<slug>) is answered before Express: it is the hot path.

@@ -1,5 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { SyncConfig } from './features/sync/index.ts';
 
 export interface AppConfig {
@@ -14,6 +14,8 @@ export interface AppConfig {
   version: string;
   /** Webhook delivery settings (docs/webhooks.md). */
   webhooks: WebhookSettings;
+  /** Folder of the built console served at /console/ (default: out/renderer of the project). */
+  consoleDir?: string | undefined;
   /** Pairing with a remote and slug leases (docs/sync.md); absent = standalone. */
   sync?: SyncConfig | undefined;
 }
@@ -39,9 +41,24 @@ export const defaultWebhookSettings: WebhookSettings = {
   retentionMs: 30 * 24 * 60 * 60 * 1000,
 };
 
-export const VERSION: string = (
-  JSON.parse(readFileSync(join(import.meta.dirname, '..', 'package.json'), 'utf8')) as { version: string }
-).version;
+/**
+ * The version from the project's package.json, found by walking up from this file (it sits one
+ * level up from server/ in the sources, two from out/main/ when Electron's main bundle carries it).
+ */
+function readVersion(): string {
+  let dir = import.meta.dirname;
+  for (let i = 0; i < 4; i++) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'waymark' && pkg.version) return pkg.version;
+    }
+    dir = dirname(dir);
+  }
+  return '0.0.0';
+}
+
+export const VERSION: string = readVersion();
 
 export function makeConfig(
   partial: Partial<Omit<AppConfig, 'webhooks'>> & Pick<AppConfig, 'scanBase'> & { webhooks?: Partial<WebhookSettings> | undefined },
@@ -53,6 +70,7 @@ export function makeConfig(
     trustProxy: partial.trustProxy ?? false,
     dataDir: partial.dataDir ?? '',
     version: partial.version ?? VERSION,
+    consoleDir: partial.consoleDir,
     webhooks: { ...defaultWebhookSettings, ...definedOnly(partial.webhooks ?? {}) },
     ...(partial.sync ? { sync: partial.sync } : {}),
   };

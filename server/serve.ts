@@ -15,6 +15,8 @@ export interface ServeOptions {
   dataDir: string;
   scanBase?: string | undefined;
   trustProxy?: boolean | undefined;
+  /** Folder of the built console (default: the project's out/renderer). */
+  consoleDir?: string | undefined;
   /** Pair with a remote instance (`--remote`, `--remote-key`; docs/sync.md). */
   sync?: SyncConfig | undefined;
   clock?: Clock;
@@ -73,6 +75,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     publicUrl: url,
     trustProxy: options.trustProxy ?? false,
     dataDir: options.dataDir,
+    consoleDir: options.consoleDir,
     sync: options.sync,
     webhooks: options.webhooks,
   });

@@ -31,7 +31,10 @@ export class KeysRepo {
   private readonly revokeStmt;
   private readonly touchStmt;
 
+  private readonly db: Database;
+
   constructor(db: Database) {
+    this.db = db;
     this.insertOrgStmt = db.prepare('INSERT INTO organizations (id, name, created_at) VALUES (@id, @name, @created_at)');
     this.getOrgStmt = db.prepare('SELECT id, name, created_at FROM organizations WHERE id = ?');
     this.countOrgsStmt = db.prepare('SELECT COUNT(*) FROM organizations').pluck();
@@ -54,6 +57,13 @@ export class KeysRepo {
 
   getOrg(id: string): OrgRow | undefined {
     return this.getOrgStmt.get(id) as OrgRow | undefined;
+  }
+
+  /** The oldest organization (the default one a fresh instance creates). */
+  firstOrg(): OrgRow | undefined {
+    return this.db.prepare('SELECT id, name, created_at FROM organizations ORDER BY created_at ASC, rowid ASC LIMIT 1').get() as
+      | OrgRow
+      | undefined;
   }
 
   countOrgs(): number {

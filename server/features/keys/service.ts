@@ -116,6 +116,30 @@ export class KeyService {
     return this.createKey(caller.orgId, name, plan, caller.plan === 'enterprise' && plan === 'enterprise' ? caller.limits : undefined);
   }
 
+  organization(orgId: string): OrgRow | undefined {
+    return this.repo.getOrg(orgId);
+  }
+
+  /**
+   * A key for the desktop app's own console: revokes the previous session keys of that name and
+   * creates a fresh enterprise-plan key (the local console is not a rate-limited API client).
+   * Defaults to the instance's first organization.
+   */
+  startSessionKey(name: string, orgId?: string): { key: ApiKeyRow; apiKey: string } {
+    return this.db.transaction(() => {
+      const org = orgId ? this.repo.getOrg(orgId) : this.repo.firstOrg();
+      if (!org) throw new ValidationError({ org: 'Organization not found' });
+      this.endSessionKeys(name, org.id);
+      return this.createKey(org.id, name, 'enterprise');
+    })();
+  }
+
+  /** Revokes every active key of the given name (the desktop session keys when the app quits). */
+  endSessionKeys(name: string, orgId: string): void {
+    const at = this.now();
+    for (const key of this.repo.list(orgId)) if (key.name === name) this.repo.revoke(key.id, at);
+  }
+
   list(orgId: string): ApiKeyRow[] {
     return this.repo.list(orgId);
   }

@@ -1,0 +1,196 @@
+// Electron main: starts the Waymark server in-process on the user's data folder, opens one
+// locked-down window on its console, and hands the console a session key through the preload.
+// The decisions (window options, navigation, links, permissions, window state, menu) live in
+// plain modules beside this file and are unit-tested without Electron.
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { BrowserWindow, Menu, app, dialog, ipcMain, screen, session, shell } from 'electron';
+import { CONSOLE_CSP } from '../server/http/console.ts';
+import { type RunningServer, startServer } from '../server/serve.ts';
+import { menuTemplate } from './menu.ts';
+import { type DesktopSession, SESSION_CHANNEL } from './preload/contract.ts';
+import { consoleWindowOptions, isAllowedExternalUrl, isTrustedSender, navigationDecision, permissionDecision, windowOpenDecision } from './security.ts';
+import { parseSettings } from './settings.ts';
+import { WindowStateStore } from './window-state.ts';
+
+const SESSION_KEY_NAME = 'Desktop app session';
+const here = import.meta.dirname; // out/main
+
+let running: RunningServer | undefined;
+let sessionKey: string | undefined;
+let orgId: string | undefined;
+let mainWindow: BrowserWindow | undefined;
+
+function readText(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+function openExternal(url: string): void {
+  if (isAllowedExternalUrl(url)) void shell.openExternal(url);
+}
+
+async function startEmbeddedServer(userData: string): Promise<RunningServer> {
+  const { settings, problems } = parseSettings(readText(join(userData, 'settings.json')));
+  for (const p of problems) console.warn(`settings.json: ${p}`);
+  const options = {
+    host: settings.host,
+    dataDir: join(userData, 'data'),
+    scanBase: settings.scanBase,
+    consoleDir: join(here, '..', 'renderer'),
+    // NFC runs in a child on a real Node (nfc-pcsc is not built for Electron): only when
+    // settings.json names one; the child script is read from the project's sources.
+    ...(settings.nfcNode ? { nfc: { execPath: settings.nfcNode, script: join(here, '..', '..', 'server', 'features', 'nfc', 'bridge-child.ts') } } : {}),
+  };
+  try {
+    return await startServer({ ...options, port: settings.port });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || settings.port === 0) throw err;
+    return startServer({ ...options, port: 0 });
+  }
+}
+
+function hardenSessions(serverUrl: string): void {
+  const ses = session.defaultSession;
+  ses.setPermissionRequestHandler((_wc, permission, callback) => callback(permissionDecision(permission)));
+  ses.setPermissionCheckHandler((_wc, permission) => permissionDecision(permission));
+  // The server already sends the CSP; this makes sure the window never runs without it.
+  const origin = new URL(serverUrl).origin;
+  ses.webRequest.onHeadersReceived((details, callback) => {
+    if (!details.url.startsWith(`${origin}/console`)) return callback({});
+    callback({ responseHeaders: { ...details.responseHeaders, 'Content-Security-Policy': [CONSOLE_CSP] } });
+  });
+
+  app.on('web-contents-created', (_event, contents) => {
+    contents.on('will-navigate', (event, url) => {
+      const decision = navigationDecision(url, serverUrl);
+      if (!decision.allow) {
+        event.preventDefault();
+        if (decision.openExternally) openExternal(decision.openExternally);
+      }
+    });
+    contents.on('will-redirect', (event, url) => {
+      if (!navigationDecision(url, serverUrl).allow) event.preventDefault();
+    });
+    contents.on('will-attach-webview', (event) => event.preventDefault());
+    contents.setWindowOpenHandler(({ url }) => {
+      const decision = windowOpenDecision(url, serverUrl);
+      if (decision.openExternally) openExternal(decision.openExternally);
+      return { action: decision.action };
+    });
+  });
+}
+
+function createWindow(serverUrl: string, userData: string): BrowserWindow {
+  const store = new WindowStateStore({
+    read: () => readText(join(userData, 'window-state.json')),
+    write: (text) => writeFileSync(join(userData, 'window-state.json'), text),
+  });
+  const state = store.get(screen.getAllDisplays().map((d) => d.workArea));
+  const win = new BrowserWindow(
+    consoleWindowOptions({ preload: join(here, '..', 'preload', 'index.cjs'), bounds: state, devTools: !app.isPackaged }),
+  );
+  if (state.maximized) win.maximize();
+  let timer: NodeJS.Timeout | undefined;
+  const remember = () => {
+    store.update(win.getNormalBounds(), win.isMaximized());
+    clearTimeout(timer);
+    timer = setTimeout(() => store.save(), 500);
+  };
+  win.on('resize', remember);
+  win.on('move', remember);
+  win.on('maximize', remember);
+  win.on('unmaximize', remember);
+  win.on('close', () => {
+    clearTimeout(timer);
+    store.update(win.getNormalBounds(), win.isMaximized());
+    store.save();
+  });
+  win.once('ready-to-show', () => win.show());
+  void win.loadURL(`${serverUrl}/console/`);
+  return win;
+}
+
+async function main(): Promise<void> {
+  if (!app.requestSingleInstanceLock()) {
+    app.quit();
+    return;
+  }
+  app.on('second-instance', () => {
+    if (!mainWindow) return;
+    if (mainWindow.isMinimized()) mainWindow.restore();
+    mainWindow.focus();
+  });
+  app.enableSandbox();
+  await app.whenReady();
+
+  const userData = app.getPath('userData');
+  mkdirSync(userData, { recursive: true });
+  try {
+    running = await startEmbeddedServer(userData);
+  } catch (err) {
+    dialog.showErrorBox('Waymark could not start', `The embedded server did not start:\n${err instanceof Error ? err.message : String(err)}`);
+    app.exit(1);
+    return;
+  }
+  const serverUrl = running.url.replace('://0.0.0.0', '://127.0.0.1');
+  const created = running.app.services.keys.startSessionKey(SESSION_KEY_NAME);
+  sessionKey = created.apiKey;
+  orgId = created.key.org_id;
+
+  ipcMain.on(SESSION_CHANNEL, (event) => {
+    const trusted = isTrustedSender(event.senderFrame?.url, serverUrl);
+    const reply: DesktopSession | null = trusted && sessionKey ? { serverUrl, sessionKey, version: app.getVersion() } : null;
+    event.returnValue = reply;
+  });
+
+  hardenSessions(serverUrl);
+  Menu.setApplicationMenu(
+    Menu.buildFromTemplate(
+      menuTemplate({
+        isMac: process.platform === 'darwin',
+        devTools: !app.isPackaged,
+        actions: {
+          openDataFolder: () => void shell.openPath(join(userData, 'data')),
+          openInBrowser: () => openExternal(`${running!.url}/console/`),
+          openApiReference: () => openExternal(`${running!.url}/v1/openapi.json`),
+          showAbout: () =>
+            void dialog.showMessageBox({
+              type: 'info',
+              title: 'About Waymark',
+              message: `Waymark ${app.getVersion()}`,
+              detail: `Server: ${running!.url}\nData: ${join(userData, 'data')}\nElectron ${process.versions.electron}`,
+            }),
+        },
+      }) as Electron.MenuItemConstructorOptions[],
+    ),
+  );
+  mainWindow = createWindow(serverUrl, userData);
+  mainWindow.on('closed', () => (mainWindow = undefined));
+  app.on('activate', () => {
+    if (!mainWindow) mainWindow = createWindow(serverUrl, userData);
+  });
+}
+
+app.on('window-all-closed', () => {
+  if (process.platform !== 'darwin') app.quit();
+});
+
+let quitting = false;
+app.on('will-quit', (event) => {
+  if (quitting || !running) return;
+  quitting = true;
+  event.preventDefault();
+  const server = running;
+  try {
+    if (orgId) server.app.services.keys.endSessionKeys(SESSION_KEY_NAME, orgId);
+  } catch {
+    // the next start revokes it anyway
+  }
+  void server.close().finally(() => app.quit());
+});
+
+void main();

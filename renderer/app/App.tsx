@@ -1,0 +1,91 @@
+import { Suspense, useEffect } from 'react';
+import { Link } from '../components/Link.tsx';
+import { Empty, Loading } from '../components/States.tsx';
+import { Toasts } from '../components/Toasts.tsx';
+import { SignIn } from '../features/auth/SignIn.tsx';
+import { api } from '../lib/api.ts';
+import { navigate, useRouter } from '../lib/router.ts';
+import { useSession } from '../lib/session.ts';
+import { useResource } from '../lib/useResource.ts';
+import { NAV } from './nav.ts';
+import { resolveRoute } from './routes.tsx';
+
+export function App() {
+  const key = useSession((s) => s.key);
+  return (
+    <>
+      {key ? <Shell /> : <SignIn />}
+      <Toasts />
+    </>
+  );
+}
+
+function Shell() {
+  const path = useRouter((s) => s.path);
+  const desktop = useSession((s) => s.desktop);
+  const signOut = useSession((s) => s.signOut);
+  const instance = useResource(() => api.instance(), []);
+
+  useEffect(() => {
+    if (path === '/' || path === '') navigate('/nodes', { replace: true });
+  }, [path]);
+
+  useEffect(() => {
+    document.getElementById('main')?.focus({ preventScroll: true });
+  }, [path]);
+
+  const content = resolveRoute(path);
+  return (
+    <div className="shell">
+      <a href="#main" className="skip-link">
+        Skip to content
+      </a>
+      <aside className="sidebar">
+        <div className="brand">
+          <span className="brand-mark" aria-hidden="true" />
+          <span>Waymark</span>
+        </div>
+        <nav aria-label="Main">
+          {(['work', 'admin'] as const).map((section) => (
+            <ul key={section} className="nav-list">
+              {section === 'admin' ? <li className="nav-heading">Administration</li> : null}
+              {NAV.filter((n) => n.section === section).map((item) => {
+                const active = path === item.to || path.startsWith(`${item.to}/`);
+                return (
+                  <li key={item.to}>
+                    <Link to={item.to} className={`nav-link${active ? ' active' : ''}`} aria-current={active ? 'page' : undefined}>
+                      <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" className="nav-icon">
+                        <path d={item.icon} fill="none" stroke="currentColor" strokeWidth="1.8" strokeLinecap="round" strokeLinejoin="round" />
+                      </svg>
+                      {item.label}
+                    </Link>
+                  </li>
+                );
+              })}
+            </ul>
+          ))}
+        </nav>
+        <div className="sidebar-footer">
+          <div className="org" title={instance.data?.organization.id}>
+            <span className="org-name">{instance.data?.organization.name ?? ' '}</span>
+            <span className="org-meta">{instance.data ? `v${instance.data.version} · ${instance.data.key.plan} key` : ' '}</span>
+          </div>
+          {desktop ? null : (
+            <button type="button" className="btn btn-ghost btn-sm" onClick={() => signOut()}>
+              Sign out
+            </button>
+          )}
+        </div>
+      </aside>
+      <main id="main" className="main" tabIndex={-1}>
+        <Suspense fallback={<Loading />}>
+          {content ?? (
+            <Empty title="Page not found" action={<Link to="/nodes">Go to nodes</Link>}>
+              There is no console page at this address.
+            </Empty>
+          )}
+        </Suspense>
+      </main>
+    </div>
+  );
+}

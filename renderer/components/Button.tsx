@@ -1,0 +1,23 @@
+import type { ButtonHTMLAttributes, ReactNode } from 'react';
+
+export interface ButtonProps extends ButtonHTMLAttributes<HTMLButtonElement> {
+  variant?: 'primary' | 'secondary' | 'danger' | 'ghost';
+  size?: 'md' | 'sm';
+  busy?: boolean;
+  icon?: ReactNode;
+}
+
+export function Button({ variant = 'secondary', size = 'md', busy = false, icon, className, children, disabled, type, ...rest }: ButtonProps) {
+  return (
+    <button
+      type={type ?? 'button'}
+      className={['btn', `btn-${variant}`, size === 'sm' ? 'btn-sm' : '', className ?? ''].filter(Boolean).join(' ')}
+      disabled={disabled || busy}
+      aria-busy={busy || undefined}
+      {...rest}
+    >
+      {busy ? <span className="spinner spinner-inline" aria-hidden="true" /> : icon}
+      <span>{children}</span>
+    </button>
+  );
+}

@@ -1,0 +1,28 @@
+import type { ReactNode } from 'react';
+
+export function PageHeader({ title, description, actions, back }: { title: ReactNode; description?: ReactNode; actions?: ReactNode; back?: ReactNode }) {
+  return (
+    <header className="page-header">
+      <div>
+        {back ? <div className="page-back">{back}</div> : null}
+        <h1>{title}</h1>
+        {description ? <p className="page-description">{description}</p> : null}
+      </div>
+      {actions ? <div className="page-actions">{actions}</div> : null}
+    </header>
+  );
+}
+
+export function Card({ title, actions, children, className }: { title?: ReactNode; actions?: ReactNode; children: ReactNode; className?: string }) {
+  return (
+    <section className={['card', className ?? ''].filter(Boolean).join(' ')}>
+      {title || actions ? (
+        <header className="card-header">
+          {title ? <h2>{title}</h2> : <span />}
+          {actions ? <div className="card-actions">{actions}</div> : null}
+        </header>
+      ) : null}
+      <div className="card-body">{children}</div>
+    </section>
+  );
+}

@@ -1,0 +1,238 @@
+import { type FormEvent, useState } from 'react';
+import { Button } from '../../components/Button.tsx';
+import { Field } from '../../components/Field.tsx';
+import { Card, PageHeader } from '../../components/PageHeader.tsx';
+import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx';
+import { ApiError, api } from '../../lib/api.ts';
+import { formatDate } from '../../lib/format.ts';
+import { toast } from '../../lib/toast.ts';
+import { useInterval, useResource } from '../../lib/useResource.ts';
+
+type Status = Awaited<ReturnType<typeof api.nfc.status>>;
+type Session = NonNullable<Status['session']>;
+
+const READER_TEXT: Record<string, { tone: 'success' | 'warning' | 'error' | 'info'; title: string }> = {
+  ready: { tone: 'success', title: 'Reader ready: place a tag on it' },
+  card_present: { tone: 'info', title: 'Tag on the reader' },
+  starting: { tone: 'info', title: 'Starting the NFC bridge…' },
+  no_reader: { tone: 'warning', title: 'No NFC reader connected' },
+  no_daemon: { tone: 'error', title: 'The PC/SC service (pcscd) is not running' },
+  unavailable: { tone: 'error', title: 'NFC is not available on this machine' },
+};
+
+/**
+ * Program NFC tags: the reader's state and the batch writing session. The page polls
+ * GET /v1/nfc/status (the event stream needs a header EventSource cannot send).
+ */
+export function ProgramTagsPage() {
+  const status = useResource(() => api.nfc.status(), []);
+  useInterval(status.reload, 1500, !status.error || !(status.error instanceof ApiError && status.error.isMissingEndpoint));
+
+  if (status.error && status.error instanceof ApiError && status.error.isMissingEndpoint) {
+    return (
+      <>
+        <PageHeader title="Program tags" />
+        <Empty title="NFC programming is not available on this server" />
+      </>
+    );
+  }
+  return (
+    <>
+      <PageHeader title="Program tags" description="Write each node's scan URL to an NFC tag (NTAG213/215/216), verified by reading it back." />
+      {status.error && !status.data ? <ErrorState error={status.error} onRetry={status.reload} title="Could not reach the NFC bridge" /> : null}
+      {!status.data ? (
+        status.error ? null : <Loading label="Looking for the reader…" />
+      ) : (
+        <>
+          <ReaderCard reader={status.data.reader} />
+          {status.data.session && status.data.session.status === 'active' ? (
+            <SessionCard session={status.data.session} onChange={status.reload} />
+          ) : (
+            <StartSession last={status.data.session} onStarted={status.reload} />
+          )}
+        </>
+      )}
+    </>
+  );
+}
+
+function ReaderCard({ reader }: { reader: Status['reader'] }) {
+  const t = READER_TEXT[reader.state] ?? { tone: 'info' as const, title: reader.state };
+  return (
+    <Card title="Reader">
+      <Notice kind={t.tone}>
+        <strong>{t.title}</strong>
+        {reader.message ? ` — ${reader.message}` : ''}
+      </Notice>
+      {reader.readers.length > 0 ? <p className="muted">Readers: {reader.readers.join(', ')}</p> : null}
+      {reader.cards.map((c) => (
+        <p key={c.info.uid} className="muted">
+          Tag <code>{c.info.uid}</code> {c.info.type ?? ''} {c.info.supported ? '' : `— ${c.info.refusal?.message ?? 'not supported'}`}
+        </p>
+      ))}
+    </Card>
+  );
+}
+
+function StartSession({ last, onStarted }: { last: Session | null; onStarted(): void }) {
+  const batches = useResource(() => api.batches.list({ limit: 100 }), []);
+  const writable = (batches.data?.data ?? []).filter((b) => b.status === 'ready' || b.status === 'writing');
+  const [batchId, setBatchId] = useState('');
+  const [lock, setLock] = useState(false);
+  const [confirmLock, setConfirmLock] = useState(false);
+  const [reassign, setReassign] = useState(false);
+  const [error, setError] = useState<string | undefined>();
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const id = batchId || writable[0]?.id;
+    if (!id) return;
+    setBusy(true);
+    setError(undefined);
+    try {
+      await api.nfc.start({ batch_id: id, ...(lock ? { lock, confirm_lock: confirmLock } : {}), ...(reassign ? { allow_reassign: true } : {}) });
+      onStarted();
+    } catch (err) {
+      setError(err instanceof ApiError && Object.keys(err.details).length > 0 ? Object.values(err.details).join('; ') : err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <Card title="Write a batch">
+      {last && last.status === 'completed' ? <Notice kind="success">Batch {last.batch_label}: all {last.counts.written} tags written.</Notice> : null}
+      {batches.error ? (
+        <ErrorState error={batches.error} onRetry={batches.reload} />
+      ) : !batches.data ? (
+        <Loading />
+      ) : writable.length === 0 ? (
+        <Empty title="No batch is ready for writing">Create a batch; once it is ready its tags can be written here.</Empty>
+      ) : (
+        <form onSubmit={submit} aria-label="Start writing a batch">
+          <Field label="Batch">
+            {(c) => (
+              <select {...c} className="input" value={batchId || writable[0]!.id} onChange={(e) => setBatchId(e.target.value)}>
+                {writable.map((b) => (
+                  <option key={b.id} value={b.id}>
+                    {b.label} ({b.prefix}, {b.nodes_written}/{b.quantity} written)
+                  </option>
+                ))}
+              </select>
+            )}
+          </Field>
+          <label className="checkbox">
+            <input type="checkbox" checked={reassign} onChange={(e) => setReassign(e.target.checked)} />
+            Take over tags already bound to other nodes
+          </label>
+          <label className="checkbox">
+            <input type="checkbox" checked={lock} onChange={(e) => setLock(e.target.checked)} />
+            Lock each tag after writing
+          </label>
+          {lock ? (
+            <Notice kind="warning">
+              <label className="checkbox">
+                <input type="checkbox" checked={confirmLock} onChange={(e) => setConfirmLock(e.target.checked)} />I understand that locking is permanent: a locked tag can never be rewritten.
+              </label>
+            </Notice>
+          ) : null}
+          {error ? <Notice kind="error">{error}</Notice> : null}
+          <div className="form-actions">
+            <Button type="submit" variant="primary" busy={busy} disabled={lock && !confirmLock}>
+              Start writing
+            </Button>
+          </div>
+        </form>
+      )}
+    </Card>
+  );
+}
+
+function SessionCard({ session, onChange }: { session: Session; onChange(): void }) {
+  const [busy, setBusy] = useState<string | null>(null);
+  const act = async (name: string, fn: () => Promise<unknown>) => {
+    setBusy(name);
+    try {
+      await fn();
+      onChange();
+    } catch (err) {
+      toast.error(err instanceof Error ? err.message : String(err));
+    } finally {
+      setBusy(null);
+    }
+  };
+  const { counts } = session;
+  const pct = counts.total > 0 ? Math.round((counts.written / counts.total) * 100) : 0;
+  return (
+    <Card title={`Writing ${session.batch_label}`} actions={<Button variant="danger" busy={busy === 'stop'} onClick={() => act('stop', api.nfc.stop)}>Stop</Button>}>
+      <div className="nfc-next" aria-live="polite">
+        {session.next ? (
+          <>
+            <p className="muted">Place the tag for</p>
+            <p className="nfc-serial mono">{session.next.serial ?? session.next.slug}</p>
+            <p className="muted mono">{session.next.url}</p>
+            {session.next.revisit ? <p className="muted">(skipped earlier)</p> : null}
+          </>
+        ) : (
+          <p className="nfc-serial">Done</p>
+        )}
+      </div>
+      <div className="progress-label">
+        <span>Written</span>
+        <span>
+          {counts.written} / {counts.total} · skipped {counts.skipped} · lost {counts.lost}
+        </span>
+      </div>
+      <div className="progress" role="progressbar" aria-label="Tags written" aria-valuemin={0} aria-valuemax={counts.total} aria-valuenow={counts.written}>
+        <span style={{ width: `${pct}%` }} />
+      </div>
+      {session.last_refusal ? (
+        <Notice kind="error">
+          {session.last_refusal.message}
+          {session.last_refusal.bound_to ? ` (bound to ${session.last_refusal.bound_to.serial ?? session.last_refusal.bound_to.slug} “${session.last_refusal.bound_to.label}”)` : ''}
+        </Notice>
+      ) : null}
+      <div className="button-row">
+        <Button busy={busy === 'retry'} onClick={() => act('retry', () => api.nfc.retry(false))}>
+          Write tag on reader
+        </Button>
+        {session.last_refusal?.code === 'uid_bound' ? (
+          <Button busy={busy === 'reassign'} onClick={() => act('reassign', () => api.nfc.retry(true))}>
+            Take this tag over
+          </Button>
+        ) : null}
+        <Button busy={busy === 'skip'} onClick={() => act('skip', api.nfc.skip)}>
+          Skip
+        </Button>
+        <Button busy={busy === 'redo'} onClick={() => act('redo', api.nfc.redo)}>
+          Write last again
+        </Button>
+        <Button busy={busy === 'lost'} onClick={() => act('lost', api.nfc.lost)}>
+          Report lost
+        </Button>
+      </div>
+      {session.recent.length > 0 ? (
+        <div className="table-wrap">
+          <table className="table table-compact">
+            <caption className="visually-hidden">Recently written tags</caption>
+            <thead>
+              <tr>
+                <th scope="col">Serial</th>
+                <th scope="col">Chip UID</th>
+                <th scope="col">Written</th>
+              </tr>
+            </thead>
+            <tbody>
+              {session.recent.map((r) => (
+                <tr key={`${r.slug}-${r.written_at}`}>
+                  <td className="mono">{r.serial ?? r.slug}</td>
+                  <td className="mono">{r.hardware_id}</td>
+                  <td>{formatDate(r.written_at)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      ) : null}
+    </Card>
+  );
+}

@@ -1,0 +1,31 @@
+import { resolve } from 'node:path';
+import type { AppConfig } from '../../config.ts';
+import { defineRoute } from '../../http/route.ts';
+import { Instance, type InstanceT } from '../../schemas/instance.ts';
+import type { KeyService } from '../keys/service.ts';
+
+/** GET /v1/instance: version, addresses and data directory for the console's About screen. */
+export function instanceRoutes(config: AppConfig, keys: KeyService) {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/instance',
+      summary: 'About this instance: version, server URL, scan base, data directory, organization',
+      tags: ['Instance'],
+      responses: { 200: { description: 'The instance', schema: Instance } },
+      handler: ({ auth, apiBase }) => {
+        const org = keys.organization(auth.orgId);
+        const data: InstanceT = {
+          version: config.version,
+          server_url: apiBase.replace(/\/v1$/, ''),
+          api_base: apiBase,
+          scan_base: config.scanBase,
+          data_dir: config.dataDir ? resolve(config.dataDir) : '',
+          organization: { id: auth.orgId, name: org?.name ?? '' },
+          key: { id: auth.keyId, plan: auth.plan },
+        };
+        return { data };
+      },
+    }),
+  ];
+}
