@@ -51,9 +51,13 @@ export async function openConsole(page: Page, path = '/nodes'): Promise<void> {
   await expect(page.getByRole('navigation', { name: 'Main' })).toBeVisible();
 }
 
-const shots = join(import.meta.dirname, '..', '..', 'docs', 'screenshots');
+// docs/screenshots/ (committed, shown in the README) is rewritten only on request, so that an
+// ordinary test run leaves the working tree clean: WAYMARK_UPDATE_SCREENSHOTS=1 npm run test:e2e
+const shots = process.env.WAYMARK_UPDATE_SCREENSHOTS
+  ? join(import.meta.dirname, '..', '..', 'docs', 'screenshots')
+  : join(import.meta.dirname, '..', '..', 'test-results', 'screenshots');
 
-/** Saves a screenshot of a main screen into docs/screenshots/ (committed, shown in the README). */
+/** Saves a screenshot of a main screen (see `shots`). */
 export async function screenshot(page: Page, name: string): Promise<void> {
   mkdirSync(shots, { recursive: true });
   await page.evaluate(async () => {
