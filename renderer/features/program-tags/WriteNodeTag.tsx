@@ -20,6 +20,10 @@ const READER: Record<ReaderStatus['state'], { tone: Tone; title: string }> = {
   unavailable: { tone: 'bad', title: 'NFC is not available on this machine' },
 };
 
+function unusableState(r: ReaderStatus): boolean {
+  return r.state === 'unavailable' || r.state === 'no_daemon' || r.state === 'no_reader';
+}
+
 /** The reader's state in one line, with the bridge's own explanation. */
 export function ReaderLine({ reader }: { reader: ReaderStatus }) {
   const t = READER[reader.state];
@@ -65,7 +69,7 @@ export function WriteNodeTag({ node }: { node: NodeT }) {
     }
   };
 
-  const unusable = live.reader !== null && ['unavailable', 'no_daemon', 'no_reader'].includes(live.reader.state);
+  const unusable = live.reader !== null && unusableState(live.reader);
   return (
     <Card title="Write NFC tag">
       {live.error ? (
@@ -78,6 +82,11 @@ export function WriteNodeTag({ node }: { node: NodeT }) {
         </Notice>
       ) : !live.reader ? (
         <Loading label="Looking for the reader…" />
+      ) : unusableState(live.reader) ? (
+        <Notice kind={live.reader.state === 'no_reader' ? 'warning' : 'error'}>
+          <ReaderLine reader={live.reader} />
+          {live.reader.state === 'no_reader' ? 'Plug in a PC/SC reader (e.g. ACS ACR122U); this page notices it by itself.' : 'Tags cannot be written on this machine until this is fixed.'}
+        </Notice>
       ) : (
         <ReaderLine reader={live.reader} />
       )}
