@@ -1,6 +1,5 @@
-import { cpSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { dirname, resolve, sep } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { defineConfig } from 'electron-vite';
 import type { Plugin } from 'vite';
 import { rendererConfig } from './renderer/vite.config.ts';
@@ -10,15 +9,22 @@ import { rendererConfig } from './renderer/vite.config.ts';
 const here = dirname(fileURLToPath(import.meta.url));
 
 /**
- * The main bundle carries the server (startServer runs in-process); the server reads its SQL
- * migrations from `<dir of the bundle>/migrations`, so they are copied beside it.
+ * The main bundle carries the server (startServer runs in-process). Server modules find their
+ * files (SQL migrations, label layouts in resources/, worker scripts, the NFC bridge child)
+ * relative to their own source file; bundled into out/main they would look in the wrong place.
+ * So inside server/ `import.meta.dirname` / `import.meta.url` keep the source file's address:
+ * `electron .` from the project runs exactly the files the headless server runs. (A packaged
+ * app would have to ship server/ and resources/ beside the bundle; packaging is not set up.)
  */
-function copyMigrations(): Plugin {
+function keepServerPaths(): Plugin {
+  const serverDir = resolve(here, 'server') + sep;
   return {
-    name: 'waymark-copy-migrations',
-    apply: 'build',
-    closeBundle() {
-      cpSync(resolve(here, 'server/db/migrations'), resolve(here, 'out/main/migrations'), { recursive: true });
+    name: 'waymark-keep-server-paths',
+    transform(code, id) {
+      if (!id.startsWith(serverDir) || !code.includes('import.meta.')) return null;
+      return code
+        .replaceAll('import.meta.dirname', JSON.stringify(dirname(id)))
+        .replaceAll('import.meta.url', JSON.stringify(pathToFileURL(id).href));
     },
   };
 }
@@ -34,7 +40,7 @@ function consoleBase(): Plugin {
 
 export default defineConfig({
   main: {
-    plugins: [copyMigrations()],
+    plugins: [keepServerPaths()],
     build: {
       outDir: 'out/main',
       externalizeDeps: true,

@@ -44,4 +44,25 @@ export default tseslint.config(
       }],
     },
   },
+  {
+    // Features are independent (bulletproof-react): shared code lives in renderer/components or
+    // renderer/lib, and renderer/app composes features.
+    files: ['renderer/features/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: electronBan.paths,
+        patterns: [
+          ...electronBan.patterns,
+          {
+            regex: '^(\\.\\./)+server/(?!schemas/)',
+            message: 'The renderer talks to the server over HTTP only; it may import only server/schemas/.',
+          },
+          {
+            regex: '^\\.\\./(?!\\.\\./)|^(\\.\\./)+features/|^\\.\\./\\.\\./app/',
+            message: 'A feature may not import another feature or the app: share through renderer/components or renderer/lib.',
+          },
+        ],
+      }],
+    },
+  },
 );
