@@ -33,7 +33,7 @@ export function ReaderLine({ reader }: { reader: ReaderStatus }) {
         <span className={`reader-dot reader-dot-${t.tone}`} aria-hidden="true" />
         {t.title}
       </span>
-      {reader.message ? <span className="muted"> — {reader.message}</span> : null}
+      {reader.message && reader.message.replace(/\.$/, '').toLowerCase() !== t.title.toLowerCase() ? <span className="muted"> — {reader.message}</span> : null}
     </p>
   );
 }
