@@ -6,7 +6,7 @@ import { startServer, type RunningServer } from '../../server/serve.ts';
 import { tempDataDir } from '../support/server.ts';
 import { nfcSkipReason, startPcscSandbox, type PcscSandbox } from '../nfc/harness.ts';
 import { expectedNdefUri } from '../nfc/support.ts';
-import { VirtualTag } from '../nfc/virtual-tag.ts';
+import { ATR_MIFARE_CLASSIC_1K, VirtualTag } from '../nfc/virtual-tag.ts';
 import { expect, requireChromium, screenshot, test } from './support.ts';
 
 requireChromium();
@@ -71,4 +71,31 @@ test('writes a node to a tag from the node page, with success feedback', async (
   await expect(ok).toContainText(after.hardware_id);
   expect(tag.ndefMessage()).toEqual(expectedNdefUri(`${after.url}?nfc`));
   await tag.remove();
+});
+
+test('Program tags: a presented tag is written with a success banner; an unsupported card gets the refusal', async ({ page }) => {
+  const prefix = 'FLD';
+  const created = (await call('POST', '/batches', { label: 'Field tags', prefix, quantity: 2, function_type: 'redirect', base_payload: { url: 'https://example.com/f' } })).body.data;
+  await expect.poll(async () => (await call('GET', `/batches/${created.id}`)).body.data.status, { timeout: 20_000 }).toBe('ready');
+  await page.goto(`${base}/console/program-tags#key=${key}`);
+  await page.getByLabel('Batch', { exact: true }).selectOption(created.id);
+  await page.getByRole('button', { name: 'Start writing' }).click();
+  await expect(page.getByText(`${prefix}-001`, { exact: true })).toBeVisible();
+
+  const tag = new VirtualTag({ model: 'NTAG213' });
+  await tag.insert(sandbox!.endpoint(0));
+  const ok = page.locator('[data-outcome="success"]');
+  await expect(ok).toContainText(`Written ${prefix}-001`, { timeout: 30_000 });
+  await expect(page.getByText(`${prefix}-002`, { exact: true })).toBeVisible();
+  await screenshot(page, 'program-tags-written');
+  await tag.remove();
+
+  const classic = new VirtualTag({ atr: ATR_MIFARE_CLASSIC_1K });
+  await classic.insert(sandbox!.endpoint(0));
+  const refused = page.locator('[data-outcome="failure"]');
+  await expect(refused).toBeVisible({ timeout: 30_000 });
+  await expect(refused).toContainText(/not supported|unsupported|MIFARE Classic/i);
+  await screenshot(page, 'program-tags-refused');
+  await classic.remove();
+  await page.getByRole('button', { name: 'Stop' }).click();
 });

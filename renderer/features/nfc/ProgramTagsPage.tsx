@@ -7,7 +7,6 @@ import { ApiError, api } from '../../lib/api.ts';
 import { formatDate } from '../../lib/format.ts';
 import { toast } from '../../lib/toast.ts';
 import { useInterval, useResource } from '../../lib/useResource.ts';
-import { TagFeedback } from '../program-tags/TagFeedback.tsx';
 
 type Status = Awaited<ReturnType<typeof api.nfc.status>>;
 type Session = NonNullable<Status['session']>;
@@ -46,7 +45,6 @@ export function ProgramTagsPage() {
       ) : (
         <>
           <ReaderCard reader={status.data.reader} />
-          <TagFeedback />
           {status.data.session && status.data.session.status === 'active' ? (
             <SessionCard session={status.data.session} onChange={status.reload} />
           ) : (
