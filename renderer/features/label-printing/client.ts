@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { CreatePrinterBody, Printer } from '../../../server/schemas/printing.ts';
 import { ApiError, send } from '../../lib/api.ts';
+import { filenameFrom } from './filename.ts';
 
 export type PrinterT = z.infer<typeof Printer>;
 export type CreatePrinterInput = z.input<typeof CreatePrinterBody>;
@@ -21,6 +22,8 @@ export interface LabelOptions {
   offset_y?: number | undefined;
 }
 
+export { filenameFrom };
+
 export interface PdfFile {
   blob: Blob;
   filename: string;
@@ -31,23 +34,6 @@ const enc = encodeURIComponent;
 
 function query(o: LabelOptions): Record<string, string | number | boolean | undefined> {
   return { ...o, cut_marks: o.cut_marks ? true : undefined, start: o.start || undefined };
-}
-
-/** `attachment; filename="x.pdf"` / `filename*=UTF-8''x.pdf` → `x.pdf` (else the fallback). */
-export function filenameFrom(header: string | null, fallback: string): string {
-  if (!header) return fallback;
-  const star = /filename\*\s*=\s*(?:UTF-8'')?([^;]+)/i.exec(header);
-  if (star?.[1]) {
-    try {
-      return decodeURIComponent(star[1].trim().replace(/^"|"$/g, ''));
-    } catch {
-      // fall through to the plain parameter
-    }
-  }
-  const plain = /filename\s*=\s*"?([^";]+)"?/i.exec(header);
-  const name = plain?.[1]?.trim();
-  // Never let a header pick a path: keep the last segment only.
-  return name ? (name.split(/[\\/]/).pop() ?? fallback) : fallback;
 }
 
 async function pdf(path: string, q: Record<string, string | number | boolean | undefined>, fallback: string): Promise<PdfFile> {

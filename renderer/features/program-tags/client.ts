@@ -14,6 +14,7 @@ import {
 } from '../../../server/schemas/nfc.ts';
 import { ApiError, buildUrl, send } from '../../lib/api.ts';
 import { useSession } from '../../lib/session.ts';
+import { parseEventStream } from './sse.ts';
 
 export type TagWritten = z.infer<typeof TagWrittenSchema>;
 export type Refusal = z.infer<typeof RefusalSchema>;
@@ -50,23 +51,6 @@ const PARSERS = {
   tag: z.object({ reader: z.string(), info: z.unknown() }),
   'tag.off': z.object({ reader: z.string(), uid: z.string().nullable() }),
 } as const;
-
-/** Splits an event-stream chunk buffer into complete events; returns the unparsed rest. */
-export function parseEventStream(buffer: string, emit: (type: string, data: string) => void): string {
-  const blocks = buffer.replace(/\r\n/g, '\n').split('\n\n');
-  const rest = blocks.pop() ?? '';
-  for (const block of blocks) {
-    let type = 'message';
-    const data: string[] = [];
-    for (const line of block.split('\n')) {
-      if (line.startsWith(':')) continue;
-      if (line.startsWith('event:')) type = line.slice(6).trim();
-      else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
-    }
-    if (data.length > 0) emit(type, data.join('\n'));
-  }
-  return rest;
-}
 
 /**
  * Reads GET /v1/nfc/events until the signal aborts. Resolves when the stream ends; rejects
