@@ -1,4 +1,4 @@
-import { useRef, useState } from 'react';
+import { useEffect, useRef, useState } from 'react';
 import { Button } from '../../components/Button.tsx';
 import { Dialog } from '../../components/Dialog.tsx';
 import { Card } from '../../components/PageHeader.tsx';
@@ -48,6 +48,8 @@ export function WriteNodeTag({ node }: { node: NodeT }) {
   const [outcome, setOutcome] = useState<Outcome | null>(null);
   const abort = useRef<AbortController | null>(null);
   const name = node.serial ?? node.slug;
+  // Leaving the tab stops listening for the reply (the server still finishes or times out the write).
+  useEffect(() => () => abort.current?.abort(), []);
 
   const write = async (withLock: boolean) => {
     unlockAudio();
@@ -91,7 +93,7 @@ export function WriteNodeTag({ node }: { node: NodeT }) {
         <ReaderLine reader={live.reader} />
       )}
       <div className="tag-prompt" aria-live="polite">
-        <p className="muted">{busy ? 'Waiting for a tag (30 s)…' : 'Place a tag on the reader, then write'}</p>
+        <p className="muted">{busy ? 'Waiting for a tag on the reader (up to 30 s)…' : 'Place a tag on the reader, then write'}</p>
         <p className="tag-prompt-big mono">{name}</p>
         <p className="muted mono">{node.url}?nfc</p>
       </div>
@@ -108,7 +110,6 @@ export function WriteNodeTag({ node }: { node: NodeT }) {
         <Button variant="primary" busy={busy} disabled={unusable || live.error !== null} onClick={() => (lock ? setConfirmOpen(true) : void write(false))}>
           Write NFC tag
         </Button>
-        {busy ? <Button onClick={() => abort.current?.abort()}>Cancel</Button> : null}
       </div>
       <Dialog
         open={confirmOpen}
