@@ -1,6 +1,8 @@
 import { ScansPanel } from '../features/analytics/ScansPanel.tsx';
 import { NodeDetail } from '../features/nodes/NodeDetail.tsx';
 import { RulesEditor } from '../features/rules/RulesEditor.tsx';
+import { NodeLabelPanel } from '../features/label-printing/NodeLabelPanel.tsx';
+import { WriteNodeTag } from '../features/program-tags/WriteNodeTag.tsx';
 
 /** Composition at the app level: the node page hosts the rules and analytics features as tabs. */
 export function NodeDetailPage({ slug }: { slug: string }) {
@@ -10,6 +12,8 @@ export function NodeDetailPage({ slug }: { slug: string }) {
       tabs={[
         { id: 'rules', label: 'Routing rules', render: (n) => <RulesEditor slug={n.slug} /> },
         { id: 'scans', label: 'Scans & analytics', render: (n) => <ScansPanel slug={n.slug} /> },
+        { id: 'label', label: 'Print label', render: (n) => <NodeLabelPanel node={n} /> },
+        { id: 'nfc', label: 'Write NFC tag', render: (n) => <WriteNodeTag node={n} /> },
       ]}
     />
   );

@@ -8,6 +8,7 @@ const NodeDetailPage = lazy(() => import('./NodeDetailPage.tsx').then((m) => ({ 
 const BatchesPage = lazy(() => import('../features/batches/BatchesPage.tsx').then((m) => ({ default: m.BatchesPage })));
 const BatchDetailPage = lazy(() => import('../features/batches/BatchDetailPage.tsx').then((m) => ({ default: m.BatchDetailPage })));
 const ProgramTagsPage = lazy(() => import('../features/nfc/ProgramTagsPage.tsx').then((m) => ({ default: m.ProgramTagsPage })));
+const TagFeedback = lazy(() => import('../features/program-tags/TagFeedback.tsx').then((m) => ({ default: m.TagFeedback })));
 const PrintLabelsPage = lazy(() => import('../features/printing/PrintLabelsPage.tsx').then((m) => ({ default: m.PrintLabelsPage })));
 const TemplatesPage = lazy(() => import('../features/templates/TemplatesPage.tsx').then((m) => ({ default: m.TemplatesPage })));
 const WebhooksPage = lazy(() => import('../features/webhooks/WebhooksPage.tsx').then((m) => ({ default: m.WebhooksPage })));
@@ -25,7 +26,16 @@ export const ROUTES: RouteDef[] = [
   { pattern: '/nodes/:slug', render: (p) => <NodeDetailPage key={p.slug} slug={p.slug!} /> },
   { pattern: '/batches', render: () => <BatchesPage /> },
   { pattern: '/batches/:id', render: (p) => <BatchDetailPage key={p.id} id={p.id!} /> },
-  { pattern: '/program-tags', render: () => <ProgramTagsPage /> },
+  {
+    pattern: '/program-tags',
+    // The success/failure banner and beeps (from the NFC event stream) above the session screen.
+    render: () => (
+      <>
+        <TagFeedback />
+        <ProgramTagsPage />
+      </>
+    ),
+  },
   { pattern: '/print', render: () => <PrintLabelsPage /> },
   { pattern: '/templates', render: () => <TemplatesPage /> },
   { pattern: '/webhooks', render: () => <WebhooksPage /> },
