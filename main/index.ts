@@ -2,13 +2,14 @@
 // locked-down window on its console, and hands the console a session key through the preload.
 // The decisions (window options, navigation, links, permissions, window state, menu) live in
 // plain modules beside this file and are unit-tested without Electron.
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BrowserWindow, Menu, app, dialog, ipcMain, screen, session, shell } from 'electron';
 import { CONSOLE_CSP } from '../server/http/console.ts';
 import { type RunningServer, startServer } from '../server/serve.ts';
 import { menuTemplate } from './menu.ts';
-import { type DesktopSession, SESSION_CHANNEL } from './preload/contract.ts';
+import { type DesktopSession, PRINT_PDF_CHANNEL, SESSION_CHANNEL } from './preload/contract.ts';
+import { checkPrintRequest } from './print.ts';
 import { consoleWindowOptions, isAllowedExternalUrl, isTrustedSender, navigationDecision, permissionDecision, windowOpenDecision } from './security.ts';
 import { parseSettings } from './settings.ts';
 import { WindowStateStore } from './window-state.ts';
@@ -145,6 +146,18 @@ async function main(): Promise<void> {
     const trusted = isTrustedSender(event.senderFrame?.url, serverUrl);
     const reply: DesktopSession | null = trusted && sessionKey ? { serverUrl, sessionKey, version: app.getVersion() } : null;
     event.returnValue = reply;
+  });
+
+  let printDir: string | undefined;
+  ipcMain.handle(PRINT_PDF_CHANNEL, async (event, bytes: unknown, filename: unknown) => {
+    if (!isTrustedSender(event.senderFrame?.url, serverUrl)) throw new Error('untrusted sender');
+    const check = checkPrintRequest(bytes, filename);
+    if (!check.ok) throw new Error(`cannot print: ${check.reason}`);
+    printDir ??= mkdtempSync(join(app.getPath('temp'), 'waymark-print-'));
+    const file = join(printDir, check.filename);
+    writeFileSync(file, check.bytes);
+    const failure = await shell.openPath(file);
+    if (failure) throw new Error(`no PDF viewer could open the labels: ${failure}`);
   });
 
   hardenSessions(serverUrl);

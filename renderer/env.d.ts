@@ -6,6 +6,8 @@ interface WaymarkDesktop {
   readonly serverUrl: string;
   readonly sessionKey: string;
   readonly version: string;
+  /** Opens a PDF in the system viewer, whose Print command shows the system print dialog. */
+  readonly printPdf?: (bytes: Uint8Array, filename: string) => Promise<void>;
 }
 
 interface Window {

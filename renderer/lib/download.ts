@@ -36,3 +36,8 @@ export async function copyText(text: string): Promise<boolean> {
   area.remove();
   return ok;
 }
+
+/** In the desktop app: hands the PDF to the system viewer for printing. Absent in a browser. */
+export const desktopPrint: ((blob: Blob, filename: string) => Promise<void>) | undefined = window.waymark?.printPdf
+  ? async (blob, filename) => window.waymark!.printPdf!(new Uint8Array(await blob.arrayBuffer()), filename)
+  : undefined;

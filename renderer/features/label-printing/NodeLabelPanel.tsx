@@ -5,7 +5,7 @@ import { Field } from '../../components/Field.tsx';
 import { Card } from '../../components/PageHeader.tsx';
 import { ErrorState, Loading, Notice, Spinner } from '../../components/States.tsx';
 import { ApiError, api, type NodeT } from '../../lib/api.ts';
-import { saveBlob } from '../../lib/download.ts';
+import { desktopPrint, saveBlob } from '../../lib/download.ts';
 import { humanize } from '../../lib/format.ts';
 import { toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
@@ -32,7 +32,7 @@ export function NodeLabelPanel({ node }: { node: NodeT }) {
   const [dx, setDx] = useState('');
   const [dy, setDy] = useState('');
   const [cutMarks, setCutMarks] = useState(false);
-  const [busy, setBusy] = useState<'pdf' | 'calibration' | 'profile' | null>(null);
+  const [busy, setBusy] = useState<'pdf' | 'print' | 'calibration' | 'profile' | null>(null);
   const [profileName, setProfileName] = useState('');
 
   // Single labels suit one node; fall back to the default sheet layout.
@@ -63,11 +63,12 @@ export function NodeLabelPanel({ node }: { node: NodeT }) {
     [src],
   );
 
-  const run = async (what: 'pdf' | 'calibration') => {
+  const run = async (what: 'pdf' | 'print' | 'calibration') => {
     setBusy(what);
     try {
-      const file = what === 'pdf' ? await printingApi.nodeLabelPdf(node.slug, options) : await printingApi.calibrationPdf(chosen, options);
-      saveBlob(file.blob, file.filename);
+      const file = what === 'calibration' ? await printingApi.calibrationPdf(chosen, options) : await printingApi.nodeLabelPdf(node.slug, options);
+      if (what === 'print' && desktopPrint) await desktopPrint(file.blob, file.filename);
+      else saveBlob(file.blob, file.filename);
     } catch (err) {
       toast.error(err instanceof Error ? err.message : String(err));
     } finally {
@@ -166,6 +167,11 @@ export function NodeLabelPanel({ node }: { node: NodeT }) {
           <Button variant="primary" busy={busy === 'pdf'} disabled={!offsetsOk} onClick={() => void run('pdf')}>
             Download PDF
           </Button>
+          {desktopPrint && (
+            <Button busy={busy === 'print'} disabled={!offsetsOk} onClick={() => void run('print')}>
+              Print…
+            </Button>
+          )}
           <Button busy={busy === 'calibration'} disabled={!offsetsOk} onClick={() => void run('calibration')}>
             Calibration page
           </Button>

@@ -5,7 +5,7 @@ import { Field } from '../../components/Field.tsx';
 import { Card, PageHeader } from '../../components/PageHeader.tsx';
 import { Empty, ErrorState, Loading, Spinner } from '../../components/States.tsx';
 import { ApiError, type PrintQuery, api } from '../../lib/api.ts';
-import { saveBlob } from '../../lib/download.ts';
+import { desktopPrint, saveBlob } from '../../lib/download.ts';
 import { humanize } from '../../lib/format.ts';
 import { setSearchParams, useSearchParams } from '../../lib/router.ts';
 import { toast } from '../../lib/toast.ts';
@@ -150,6 +150,24 @@ export function PrintLabelsPage() {
               >
                 Download PDF
               </Button>
+              {desktopPrint && (
+                <Button
+                busy={busy}
+                onClick={async () => {
+                  setBusy(true);
+                  try {
+                    const b = printable.find((x) => x.id === batchId);
+                    await desktopPrint!(await api.printing.pdf(batchId, query), `${b?.prefix ?? 'labels'}-${layout}.pdf`);
+                  } catch (err) {
+                    toast.error(err instanceof Error ? err.message : String(err));
+                  } finally {
+                    setBusy(false);
+                  }
+                }}
+              >
+                Print…
+              </Button>
+              )}
             </div>
           </Card>
         </div>
