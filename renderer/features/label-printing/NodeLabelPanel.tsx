@@ -1,6 +1,7 @@
 import { type FormEvent, useEffect, useMemo, useState } from 'react';
 import { CAPTIONS, DEFAULT_LAYOUT_ID } from '../../../server/schemas/printing.ts';
 import { Button } from '../../components/Button.tsx';
+import { Select } from '../../components/Select.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Card } from '../../components/PageHeader.tsx';
 import { ErrorState, Loading, Notice, Spinner } from '../../components/States.tsx';
@@ -114,26 +115,10 @@ export function NodeLabelPanel({ node }: { node: NodeT }) {
       </Card>
       <Card title="Print options">
         <Field label="Layout" hint={current ? `${current.columns} × ${current.rows} labels of ${current.label.width} × ${current.label.height} mm per page` : undefined}>
-          {(c) => (
-            <select {...c} className="input" value={chosen} onChange={(e) => setLayout(e.target.value)}>
-              {list.map((l) => (
-                <option key={l.id} value={l.id}>
-                  {l.name}
-                </option>
-              ))}
-            </select>
-          )}
+          {(c) => <Select control={c} value={chosen} options={list.map((l) => ({ value: l.id, label: l.name }))} onChange={setLayout} />}
         </Field>
         <Field label="Caption">
-          {(c) => (
-            <select {...c} className="input" value={caption} onChange={(e) => setCaption(e.target.value as LabelOptions['caption'])}>
-              {CAPTIONS.map((cap) => (
-                <option key={cap} value={cap}>
-                  {humanize(cap)}
-                </option>
-              ))}
-            </select>
-          )}
+          {(c) => <Select control={c} value={caption} options={CAPTIONS.map((cap) => ({ value: cap, label: humanize(cap) }))} onChange={setCaption} />}
         </Field>
         <Field label="Printer profile" hint={profile ? `Offsets ${profile.offset_x} / ${profile.offset_y} mm; offsets typed below win.` : 'Saved calibration offsets of a printer.'}>
           {(c) =>

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState } from 'react';
 import { CAPTIONS, DEFAULT_LAYOUT_ID } from '../../../server/schemas/printing.ts';
 import { Button } from '../../components/Button.tsx';
+import { Select } from '../../components/Select.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Card, PageHeader } from '../../components/PageHeader.tsx';
 import { Empty, ErrorState, Loading, Spinner } from '../../components/States.tsx';
@@ -97,33 +98,19 @@ export function PrintLabelsPage() {
             </Field>
             <Field label="Layout" hint={current ? `${current.columns} × ${current.rows} labels of ${current.label.width} × ${current.label.height} mm per page` : undefined}>
               {(c) => (
-                <select
-                  {...c}
-                  className="input"
+                <Select
+                  control={c}
                   value={layout}
-                  onChange={(e) => {
-                    setLayout(e.target.value);
+                  options={layouts.data!.data.map((l) => ({ value: l.id, label: l.name }))}
+                  onChange={(id) => {
+                    setLayout(id);
                     setPage(1);
                   }}
-                >
-                  {layouts.data!.data.map((l) => (
-                    <option key={l.id} value={l.id}>
-                      {l.name}
-                    </option>
-                  ))}
-                </select>
+                />
               )}
             </Field>
             <Field label="Caption">
-              {(c) => (
-                <select {...c} className="input" value={caption} onChange={(e) => setCaption(e.target.value as PrintQuery['caption'])}>
-                  {CAPTIONS.map((cap) => (
-                    <option key={cap} value={cap}>
-                      {humanize(cap)}
-                    </option>
-                  ))}
-                </select>
-              )}
+              {(c) => <Select control={c} value={caption} options={CAPTIONS.map((cap) => ({ value: cap, label: humanize(cap) }))} onChange={setCaption} />}
             </Field>
             <Field label="Labels already used on the first sheet" hint="Start further down a partly used sheet.">
               {(c) => <input {...c} className="input input-narrow" type="number" min={0} value={start} onChange={(e) => setStart(e.target.value)} />}
