@@ -24,8 +24,15 @@ export const useToasts = create<ToastState>((set, get) => ({
   dismiss: (id) => set({ toasts: get().toasts.filter((t) => t.id !== id) }),
 }));
 
+/** The message to show for anything a failed call threw (ApiError, TypeError from fetch, …). */
+export function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
 export const toast = {
   success: (m: string) => useToasts.getState().push('success', m),
   error: (m: string) => useToasts.getState().push('error', m),
+  /** An error toast for whatever a failed call threw. */
+  fromError: (err: unknown) => useToasts.getState().push('error', errorMessage(err)),
   info: (m: string) => useToasts.getState().push('info', m),
 };

@@ -70,7 +70,7 @@ export function ScansPanel({ slug }: { slug: string }) {
                 try {
                   saveBlob(await api.nodes.scansCsv(slug), `waymark-${slug}-scans.csv`);
                 } catch (err) {
-                  toast.error(err instanceof Error ? err.message : String(err));
+                  toast.fromError(err);
                 }
               }}
             >

@@ -9,7 +9,7 @@ import { PageHeader } from '../../components/PageHeader.tsx';
 import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx';
 import { ApiError, api, type ApiKeyT } from '../../lib/api.ts';
 import { formatDate, humanize } from '../../lib/format.ts';
-import { toast } from '../../lib/toast.ts';
+import { errorMessage, toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
 import { type FieldErrors, validate } from '../../lib/validation.ts';
 
@@ -110,7 +110,7 @@ export function ApiKeysPage() {
             toast.success(`Key ${revoking.name} revoked`);
             keys.reload();
           } catch (err) {
-            toast.error(err instanceof Error ? err.message : String(err));
+            toast.fromError(err);
           }
           setRevoking(null);
         }}
@@ -139,7 +139,7 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose(
       onCreated(created.name, created.api_key);
     } catch (err) {
       if (err instanceof ApiError && err.status === 422) setErrors(err.details);
-      setFormError(err instanceof Error ? err.message : String(err));
+      setFormError(errorMessage(err));
     } finally {
       setBusy(false);
     }

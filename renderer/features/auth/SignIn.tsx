@@ -4,6 +4,7 @@ import { Field } from '../../components/Field.tsx';
 import { Notice } from '../../components/States.tsx';
 import { ApiError, api } from '../../lib/api.ts';
 import { useSession } from '../../lib/session.ts';
+import { errorMessage } from '../../lib/toast.ts';
 
 /**
  * Sign-in with an API key. The key is checked against the server (GET /v1/instance) before it
@@ -29,7 +30,7 @@ export function SignIn() {
       await api.checkKey(trimmed);
       signIn(trimmed);
     } catch (err) {
-      setError(err instanceof ApiError && err.status === 401 ? 'This key was not accepted: it is mistyped or revoked.' : err instanceof Error ? err.message : String(err));
+      setError(err instanceof ApiError && err.status === 401 ? 'This key was not accepted: it is mistyped or revoked.' : errorMessage(err));
     } finally {
       setBusy(false);
     }

@@ -89,7 +89,7 @@ function BatchActions({ batch, onChanged }: { batch: BatchT; onChanged(b: BatchT
       onChanged(await fn());
       toast.success(done);
     } catch (err) {
-      toast.error(err instanceof Error ? err.message : String(err));
+      toast.fromError(err);
     } finally {
       setBusy(null);
     }
@@ -99,7 +99,7 @@ function BatchActions({ batch, onChanged }: { batch: BatchT; onChanged(b: BatchT
     try {
       saveBlob(await api.batches.manifestFile(batch.id, format), `${batch.prefix}-manifest.${format}`);
     } catch (err) {
-      toast.error(err instanceof Error ? err.message : String(err));
+      toast.fromError(err);
     } finally {
       setBusy(null);
     }

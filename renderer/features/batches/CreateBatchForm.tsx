@@ -10,6 +10,7 @@ import { ApiError, api, type BatchT } from '../../lib/api.ts';
 import { typeLabel } from '../../lib/format.ts';
 import { useResource } from '../../lib/useResource.ts';
 import { type FieldErrors, scoped, validate } from '../../lib/validation.ts';
+import { errorMessage } from '../../lib/toast.ts';
 
 type BatchType = (typeof BATCH_FUNCTION_TYPES)[number];
 
@@ -54,7 +55,7 @@ export function CreateBatchForm({ onCreated, onCancel }: { onCreated(batch: Batc
       if (err instanceof ApiError && err.status === 422) {
         setErrors(err.details);
         setFormError(`The server did not accept the batch: ${err.message}.`);
-      } else setFormError(err instanceof Error ? err.message : String(err));
+      } else setFormError(errorMessage(err));
     } finally {
       setBusy(false);
     }

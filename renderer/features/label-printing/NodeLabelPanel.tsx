@@ -8,7 +8,7 @@ import { ErrorState, Loading, Notice, Spinner } from '../../components/States.ts
 import { ApiError, api, type NodeT } from '../../lib/api.ts';
 import { desktopPrint, saveBlob } from '../../lib/download.ts';
 import { humanize } from '../../lib/format.ts';
-import { toast } from '../../lib/toast.ts';
+import { errorMessage, toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
 import { type LabelOptions, printingApi } from './client.ts';
 import './label-printing.css';
@@ -71,7 +71,7 @@ export function NodeLabelPanel({ node }: { node: NodeT }) {
       if (what === 'print' && desktopPrint) await desktopPrint(file.blob, file.filename);
       else saveBlob(file.blob, file.filename);
     } catch (err) {
-      toast.error(err instanceof Error ? err.message : String(err));
+      toast.fromError(err);
     } finally {
       setBusy(null);
     }
@@ -89,7 +89,7 @@ export function NodeLabelPanel({ node }: { node: NodeT }) {
       setDx('');
       setDy('');
     } catch (err) {
-      toast.error(err instanceof ApiError && Object.keys(err.details).length > 0 ? Object.values(err.details).join('; ') : err instanceof Error ? err.message : String(err));
+      toast.error(err instanceof ApiError && Object.keys(err.details).length > 0 ? Object.values(err.details).join('; ') : errorMessage(err));
     } finally {
       setBusy(null);
     }

@@ -5,7 +5,7 @@ import { Card, PageHeader } from '../../components/PageHeader.tsx';
 import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx';
 import { ApiError, api } from '../../lib/api.ts';
 import { formatDate } from '../../lib/format.ts';
-import { toast } from '../../lib/toast.ts';
+import { errorMessage, toast } from '../../lib/toast.ts';
 import { useInterval, useResource } from '../../lib/useResource.ts';
 
 type Status = Awaited<ReturnType<typeof api.nfc.status>>;
@@ -93,7 +93,7 @@ function StartSession({ last, onStarted }: { last: Session | null; onStarted(): 
       await api.nfc.start({ batch_id: id, ...(lock ? { lock, confirm_lock: confirmLock } : {}), ...(reassign ? { allow_reassign: true } : {}) });
       onStarted();
     } catch (err) {
-      setError(err instanceof ApiError && Object.keys(err.details).length > 0 ? Object.values(err.details).join('; ') : err instanceof Error ? err.message : String(err));
+      setError(err instanceof ApiError && Object.keys(err.details).length > 0 ? Object.values(err.details).join('; ') : errorMessage(err));
     } finally {
       setBusy(false);
     }
@@ -155,7 +155,7 @@ function SessionCard({ session, onChange }: { session: Session; onChange(): void
       await fn();
       onChange();
     } catch (err) {
-      toast.error(err instanceof Error ? err.message : String(err));
+      toast.fromError(err);
     } finally {
       setBusy(null);
     }

@@ -12,7 +12,7 @@ import { cleanPayload } from '../../components/payload/fields.ts';
 import { ApiError, api, type TemplateT } from '../../lib/api.ts';
 import { typeLabel } from '../../lib/format.ts';
 import { navigate, setSearchParams, useSearchParams } from '../../lib/router.ts';
-import { toast } from '../../lib/toast.ts';
+import { errorMessage, toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
 import { type FieldErrors, scoped, validate } from '../../lib/validation.ts';
 
@@ -80,7 +80,7 @@ export function CreateNodePage() {
         setErrors(err.details);
         setFormError(`The server did not accept the node: ${err.message}.`);
       } else {
-        setFormError(err instanceof Error ? err.message : String(err));
+        setFormError(errorMessage(err));
       }
     } finally {
       setBusy(false);

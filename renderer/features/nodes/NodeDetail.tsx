@@ -16,7 +16,7 @@ import { cleanPayload, mergePatch } from '../../components/payload/fields.ts';
 import { ApiError, api, type NodeT } from '../../lib/api.ts';
 import { formatDate, formatNumber, typeLabel } from '../../lib/format.ts';
 import { navigate } from '../../lib/router.ts';
-import { toast } from '../../lib/toast.ts';
+import { errorMessage, toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
 import { type FieldErrors, scoped, validate } from '../../lib/validation.ts';
 import { QrPreview } from './QrPreview.tsx';
@@ -81,7 +81,7 @@ function StatusActions({ node, onChanged }: { node: NodeT; onChanged(): void }) 
       toast.success(done);
       onChanged();
     } catch (err) {
-      toast.error(err instanceof Error ? err.message : String(err));
+      toast.fromError(err);
     } finally {
       setBusy(null);
       setConfirm(null);
@@ -148,7 +148,7 @@ function StatusActions({ node, onChanged }: { node: NodeT; onChanged(): void }) 
             toast.success(`Node ${node.slug} deleted`);
             navigate('/nodes');
           } catch (err) {
-            toast.error(err instanceof Error ? err.message : String(err));
+            toast.fromError(err);
             setConfirm(null);
           }
         }}
@@ -200,7 +200,7 @@ function Overview({ node, onSaved }: { node: NodeT; onSaved(): void }) {
       if (err instanceof ApiError && err.status === 422) {
         setErrors(err.details);
         setFormError(`The server did not accept the change: ${err.message}.`);
-      } else setFormError(err instanceof Error ? err.message : String(err));
+      } else setFormError(errorMessage(err));
     } finally {
       setBusy(false);
     }

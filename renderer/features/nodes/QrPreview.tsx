@@ -3,7 +3,7 @@ import { Button } from '../../components/Button.tsx';
 import { Spinner } from '../../components/States.tsx';
 import { ApiError, api } from '../../lib/api.ts';
 import { saveBlob } from '../../lib/download.ts';
-import { toast } from '../../lib/toast.ts';
+import { errorMessage, toast } from '../../lib/toast.ts';
 
 /** The node's QR code from GET /v1/nodes/{slug}/qr (fetched with the key), with SVG/PNG downloads. */
 export function QrPreview({ slug, url }: { slug: string; url: string }) {
@@ -22,7 +22,7 @@ export function QrPreview({ slug, url }: { slug: string; url: string }) {
       (err: unknown) => {
         if (cancelled) return;
         if (err instanceof ApiError && err.status === 404) setState({ kind: 'missing' });
-        else setState({ kind: 'error', message: err instanceof Error ? err.message : String(err) });
+        else setState({ kind: 'error', message: errorMessage(err) });
       },
     );
     return () => {
@@ -36,7 +36,7 @@ export function QrPreview({ slug, url }: { slug: string; url: string }) {
     try {
       saveBlob(await api.nodes.qr(slug, format), `waymark-${slug}.${format}`);
     } catch (err) {
-      toast.error(err instanceof ApiError && err.status === 404 ? 'QR images are not available on this server yet.' : `Download failed: ${err instanceof Error ? err.message : String(err)}`);
+      toast.error(err instanceof ApiError && err.status === 404 ? 'QR images are not available on this server yet.' : `Download failed: ${errorMessage(err)}`);
     } finally {
       setBusy(null);
     }

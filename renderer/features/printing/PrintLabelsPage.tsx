@@ -129,7 +129,7 @@ export function PrintLabelsPage() {
                     const b = printable.find((x) => x.id === batchId);
                     saveBlob(await api.printing.pdf(batchId, query), `${b?.prefix ?? 'labels'}-${layout}.pdf`);
                   } catch (err) {
-                    toast.error(err instanceof Error ? err.message : String(err));
+                    toast.fromError(err);
                   } finally {
                     setBusy(false);
                   }
@@ -146,7 +146,7 @@ export function PrintLabelsPage() {
                     const b = printable.find((x) => x.id === batchId);
                     await desktopPrint!(await api.printing.pdf(batchId, query), `${b?.prefix ?? 'labels'}-${layout}.pdf`);
                   } catch (err) {
-                    toast.error(err instanceof Error ? err.message : String(err));
+                    toast.fromError(err);
                   } finally {
                     setBusy(false);
                   }

@@ -9,6 +9,7 @@ import { beep, unlockAudio } from './feedback.ts';
 import { OutcomeBanner, type Outcome } from './TagFeedback.tsx';
 import { useNfcEvents } from './useNfcEvents.ts';
 import './program-tags.css';
+import { errorMessage } from '../../lib/toast.ts';
 
 type Tone = 'ok' | 'warn' | 'bad';
 const READER: Record<ReaderStatus['state'], { tone: Tone; title: string }> = {
@@ -63,7 +64,7 @@ export function WriteNodeTag({ node }: { node: NodeT }) {
     } catch (err) {
       if (err instanceof DOMException && err.name === 'AbortError') return;
       beep('failure');
-      const message = err instanceof ApiError && Object.keys(err.details).length > 0 ? Object.values(err.details).join('; ') : err instanceof Error ? err.message : String(err);
+      const message = err instanceof ApiError && Object.keys(err.details).length > 0 ? Object.values(err.details).join('; ') : errorMessage(err);
       setOutcome({ kind: 'failure', refusal: { message } });
     } finally {
       setBusy(false);

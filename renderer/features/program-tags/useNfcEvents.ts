@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import type { NfcEventT } from '../../../server/schemas/nfc.ts';
 import { ApiError } from '../../lib/api.ts';
 import { readNfcEvents, type ReaderStatus } from './client.ts';
+import { errorMessage } from '../../lib/toast.ts';
 
 export interface NfcLive {
   /** The reader's state as last reported by the stream (null until the first event). */
@@ -39,7 +40,7 @@ export function useNfcEvents(onEvent?: (e: NfcEventT) => void): NfcLive {
           })
           .catch((err: unknown) => {
             if (abort.signal.aborted) return;
-            const error = err instanceof ApiError ? err : new ApiError(0, err instanceof Error ? err.message : String(err));
+            const error = err instanceof ApiError ? err : new ApiError(0, errorMessage(err));
             setState((s) => ({ ...s, error, connected: false }));
             // 403/404 will not change by retrying soon; a dropped server may come back.
             connect(error.status === 403 || error.status === 404 ? 15_000 : 2000);

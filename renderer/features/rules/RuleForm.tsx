@@ -13,6 +13,7 @@ import { typeLabel } from '../../lib/format.ts';
 import { type FieldErrors, scoped, validate } from '../../lib/validation.ts';
 import { DAY_NAMES, RULE_TYPE_LABELS, type WindowValue, cleanConditions, defaultConditions } from './conditions.ts';
 import { WeekGrid } from './WeekGrid.tsx';
+import { errorMessage } from '../../lib/toast.ts';
 
 export interface RuleDraft {
   rule_type: RuleType;
@@ -72,7 +73,7 @@ export function RuleForm({ initial, otherSplitWeight, onSubmit, onCancel }: Rule
       if (err instanceof ApiError && err.status === 422) {
         setErrors(err.details);
         setFormError(`The server did not accept the rule: ${err.message}.`);
-      } else setFormError(err instanceof Error ? err.message : String(err));
+      } else setFormError(errorMessage(err));
     } finally {
       setBusy(false);
     }

@@ -41,7 +41,7 @@ export function RulesEditor({ slug }: { slug: string }) {
       replace(await api.rules.update(slug, rule.id, { enabled: !rule.enabled }));
     } catch (err) {
       replace(rule);
-      toast.error(err instanceof Error ? err.message : String(err));
+      toast.fromError(err);
     }
   };
 
@@ -118,7 +118,7 @@ export function RulesEditor({ slug }: { slug: string }) {
             toast.success('Rule deleted');
             rules.reload();
           } catch (err) {
-            toast.error(err instanceof Error ? err.message : String(err));
+            toast.fromError(err);
           }
           setDeleting(null);
         }}

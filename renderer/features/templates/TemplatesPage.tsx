@@ -13,7 +13,7 @@ import { PayloadForm } from '../../components/payload/PayloadForm.tsx';
 import { cleanPayload, mergePatch, summarizePayload } from '../../components/payload/fields.ts';
 import { ApiError, api, type TemplateT } from '../../lib/api.ts';
 import { formatDate, typeLabel } from '../../lib/format.ts';
-import { toast } from '../../lib/toast.ts';
+import { errorMessage, toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
 import { type FieldErrors, scoped, validate } from '../../lib/validation.ts';
 
@@ -128,7 +128,7 @@ export function TemplatesPage() {
             toast.success('Template deleted');
             templates.reload();
           } catch (err) {
-            toast.error(err instanceof Error ? err.message : String(err));
+            toast.fromError(err);
           }
           setDeleting(null);
         }}
@@ -173,7 +173,7 @@ function TemplateForm({ initial, onDone, onCancel }: { initial?: TemplateT | und
       if (err instanceof ApiError && err.status === 422) {
         setErrors(err.details);
         setFormError(`The server did not accept the template: ${err.message}.`);
-      } else setFormError(err instanceof Error ? err.message : String(err));
+      } else setFormError(errorMessage(err));
     } finally {
       setBusy(false);
     }

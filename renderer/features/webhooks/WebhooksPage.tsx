@@ -9,7 +9,7 @@ import { PageHeader } from '../../components/PageHeader.tsx';
 import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx';
 import { ApiError, type DeliveryT, type WebhookCreatedT, WEBHOOK_EVENT_TYPES, api, type WebhookT } from '../../lib/api.ts';
 import { formatDate } from '../../lib/format.ts';
-import { toast } from '../../lib/toast.ts';
+import { errorMessage, toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
 import { type FieldErrors, validate } from '../../lib/validation.ts';
 
@@ -98,7 +98,7 @@ export function WebhooksPage() {
                         await api.webhooks.update(h.id, { active: !h.active });
                         hooks.reload();
                       } catch (err) {
-                        toast.error(err instanceof Error ? err.message : String(err));
+                        toast.fromError(err);
                       }
                     }}
                   >
@@ -113,7 +113,7 @@ export function WebhooksPage() {
                         toast.info('New secret issued; the old one still signs for 24 hours');
                         hooks.reload();
                       } catch (err) {
-                        toast.error(err instanceof Error ? err.message : String(err));
+                        toast.fromError(err);
                       }
                     }}
                   >
@@ -153,7 +153,7 @@ export function WebhooksPage() {
             toast.success('Webhook deleted');
             hooks.reload();
           } catch (err) {
-            toast.error(err instanceof Error ? err.message : String(err));
+            toast.fromError(err);
           }
           setDeleting(null);
         }}
@@ -174,7 +174,7 @@ function TestButton({ id }: { id: string }) {
           await api.webhooks.test(id);
           toast.success('Test event queued: see Deliveries');
         } catch (err) {
-          toast.error(err instanceof Error ? err.message : String(err));
+          toast.fromError(err);
         } finally {
           setBusy(false);
         }
@@ -193,7 +193,7 @@ function Deliveries({ id }: { id: string }) {
       toast.success('Delivery queued again (same webhook-id)');
       deliveries.reload();
     } catch (err) {
-      toast.error(err instanceof Error ? err.message : String(err));
+      toast.fromError(err);
     }
   };
   return (
@@ -285,7 +285,7 @@ function CreateWebhookDialog({ open, onClose, onCreated }: { open: boolean; onCl
       onCreated(created);
     } catch (err) {
       if (err instanceof ApiError && err.status === 422) setErrors(err.details);
-      setFormError(err instanceof Error ? err.message : String(err));
+      setFormError(errorMessage(err));
     } finally {
       setBusy(false);
     }
