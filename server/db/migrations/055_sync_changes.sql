@@ -1,4 +1,46 @@
+-- migrate: foreign_keys off
 -- Sync, second slice: change capture, versions and tombstones for push/pull (docs/sync.md).
+--
+-- Batch serials stop being unique per organization: two offline sites using the same prefix
+-- print the same serial labels, and the remote must keep both (tags are already printed; the
+-- clash is logged as serial_clash). SQLite cannot drop a table constraint, so nodes is rebuilt
+-- (foreign keys off for this migration, see migrate.ts) with the same columns, indexes and
+-- triggers, and a plain index on (org_id, serial).
+CREATE TABLE nodes_new (
+  id            TEXT PRIMARY KEY,
+  org_id        TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+  slug          TEXT NOT NULL UNIQUE,
+  label         TEXT NOT NULL,
+  function_type TEXT NOT NULL,
+  payload_json  TEXT NOT NULL,
+  status        TEXT NOT NULL,
+  hardware_id   TEXT,
+  scan_count    INTEGER NOT NULL DEFAULT 0,
+  template_id   TEXT REFERENCES templates(id) ON DELETE SET NULL,
+  batch_id      TEXT REFERENCES batches(id) ON DELETE SET NULL,
+  serial        TEXT,
+  serial_number INTEGER,
+  created_at    TEXT NOT NULL,
+  updated_at    TEXT NOT NULL
+);
+INSERT INTO nodes_new (id, org_id, slug, label, function_type, payload_json, status, hardware_id, scan_count, template_id, batch_id, serial, serial_number, created_at, updated_at)
+  SELECT id, org_id, slug, label, function_type, payload_json, status, hardware_id, scan_count, template_id, batch_id, serial, serial_number, created_at, updated_at FROM nodes;
+DROP TABLE nodes;
+ALTER TABLE nodes_new RENAME TO nodes;
+CREATE INDEX nodes_org_created ON nodes(org_id, created_at);
+CREATE INDEX nodes_org_status ON nodes(org_id, status, created_at DESC);
+CREATE INDEX nodes_org_type ON nodes(org_id, function_type, created_at DESC);
+CREATE INDEX nodes_batch ON nodes(batch_id, serial_number);
+CREATE INDEX nodes_template ON nodes(template_id);
+CREATE UNIQUE INDEX nodes_hardware ON nodes(org_id, hardware_id) WHERE hardware_id IS NOT NULL;
+CREATE INDEX nodes_serial ON nodes(org_id, serial) WHERE serial IS NOT NULL;
+CREATE TRIGGER scan_cache_nodes_ins AFTER INSERT ON nodes
+BEGIN UPDATE scan_cache_epoch SET epoch = epoch + 1 WHERE id = 1; END;
+CREATE TRIGGER scan_cache_nodes_del AFTER DELETE ON nodes
+BEGIN UPDATE scan_cache_epoch SET epoch = epoch + 1 WHERE id = 1; END;
+CREATE TRIGGER scan_cache_nodes_upd AFTER UPDATE OF id, org_id, slug, function_type, payload_json, status ON nodes
+BEGIN UPDATE scan_cache_epoch SET epoch = epoch + 1 WHERE id = 1; END;
+
 --
 -- Every write to a synced table appends to sync_outbox through the triggers below, whichever code
 -- path made it, in the same transaction. The triggers call SQL functions registered on every

@@ -116,3 +116,19 @@ describe('ChangeApplier: field-level last-writer-wins', () => {
     expect(i.db.prepare("SELECT scan_count FROM nodes WHERE id = 'n1'").pluck().get()).toBe(3);
   });
 });
+
+describe('ChangeApplier: clashes that never block the queue', () => {
+  it('keeps a clashing batch serial (logged as serial_clash) and logs a change it cannot store', () => {
+    const i = instance();
+    const withSerial = (id: string, slug: string, extra: Record<string, string>) => {
+      const c = create(id, slug, 0);
+      return { ...c, fields: { ...c.fields, ...extra } };
+    };
+    i.apply(withSerial('n1', 'AAAAAAAG', { serial: 'H-0001' }), withSerial('n2', 'AAAAAAAH', { serial: 'H-0001' }));
+    expect(i.db.prepare("SELECT id FROM nodes WHERE serial = 'H-0001' ORDER BY id").pluck().all()).toEqual(['n1', 'n2']);
+    i.apply(withSerial('n3', 'AAAAAAAJ', { hardware_id: 'tag-1' }), withSerial('n4', 'AAAAAAAK', { hardware_id: 'tag-1' }), create('n5', 'AAAAAAAM', 0));
+    expect(i.node('n4')).toBeUndefined();
+    expect(i.node('n5')).toBeDefined();
+    expect(i.conflicts.map((c) => c.kind)).toEqual(['serial_clash', 'not_applicable']);
+  });
+});

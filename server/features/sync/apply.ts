@@ -43,7 +43,7 @@ export const ENTITY_TABLES = {
 
 export type EntityName = keyof typeof ENTITY_TABLES;
 
-export type ConflictKind = 'edit_after_delete' | 'slug_outside_lease' | 'slug_duplicate' | 'serial_clash';
+export type ConflictKind = 'edit_after_delete' | 'slug_outside_lease' | 'slug_duplicate' | 'serial_clash' | 'not_applicable';
 
 export interface ApplyContext {
   /** The local organization the change lands in. */
@@ -98,8 +98,21 @@ export class ChangeApplier {
     };
   }
 
-  /** Applies one change; call inside a transaction. */
+  /**
+   * Applies one change; call inside a transaction. A change this side cannot store (a constraint
+   * no rule above foresaw, e.g. an NFC tag bound to two nodes) is rolled back alone and logged as
+   * `not_applicable`: one bad change must never block the queue behind it.
+   */
   apply(change: SyncChangeT, ctx: ApplyContext): void {
+    try {
+      this.db.transaction(() => this.applyOne(change, ctx))();
+    } catch (err) {
+      if (!(err instanceof Error && 'code' in err && String(err.code).startsWith('SQLITE_CONSTRAINT'))) throw err;
+      ctx.conflict('not_applicable', { entity: change.entity, entity_id: change.entity_id, writer: change.writer, hlc: change.hlc, fields: change.fields, error: err.message });
+    }
+  }
+
+  private applyOne(change: SyncChangeT, ctx: ApplyContext): void {
     const spec = ENTITY_TABLES[change.entity];
     this.state.hlc.receive(change.hlc);
     const dead = this.stmts.tombstone!.get(change.entity, change.entity_id) as { hlc: string; writer: string } | undefined;
@@ -176,7 +189,8 @@ export class ChangeApplier {
           return;
         }
         if (f.serial !== null && this.stmts.serialTaken!.get(ctx.orgId, f.serial, change.entity_id)) {
-          // Serials are printed labels, never refused: both nodes keep theirs (nodes_serial allows it).
+          // Serials are printed labels, never refused: both nodes keep theirs (migration 055 made
+          // serials non-unique for this).
           ctx.conflict('serial_clash', { entity_id: change.entity_id, serial: f.serial, writer: change.writer, hlc: change.hlc });
         }
         if (f.template_id !== null && !this.stmts.exists!.get(f.template_id)) f.template_id = null;
