@@ -137,6 +137,14 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     // Scans went up once each; the remote counts both sites' scans.
     expect(scansOf(remote.dataDir)).toMatchObject({ distinct: 5, total: 5 });
     expect(scanCount({ dataDir: remote.dataDir } as Site, nb.slug)).toBe(5);
+    // Webhooks: the remote records the events of what the sites pushed; the sites deliver nothing.
+    const events = readDb(remote.dataDir, (db) => db.prepare('SELECT type, data_json FROM outbox_events ORDER BY seq').all() as Array<{ type: string; data_json: string }>);
+    const created = events.filter((e) => e.type === 'node.created').map((e) => JSON.parse(e.data_json).label);
+    expect(created).toEqual(expect.arrayContaining(['from-a', 'from-b', 'from-remote']));
+    expect(events.filter((e) => e.type === 'node.scanned')).toHaveLength(5);
+    expect(events.filter((e) => e.type === 'node.deleted').map((e) => JSON.parse(e.data_json).slug)).toEqual([na.slug]);
+    expect(events.filter((e) => e.type === 'batch.completed')).toHaveLength(2);
+    for (const site of [a, b]) expect(readDb(site.dataDir, (db) => db.prepare('SELECT COUNT(*) FROM webhook_deliveries').pluck().get())).toBe(0);
     // Pushing again changes nothing.
     await syncAll(a, b);
     expect(scansOf(remote.dataDir).total).toBe(5);

@@ -52,6 +52,8 @@ export interface ApplyContext {
   checkSlug?: (slug: string) => 'slug_outside_lease' | null;
   /** Records a conflict (the change is still acknowledged). */
   conflict: (kind: ConflictKind, detail: Record<string, unknown>) => void;
+  /** Told of every node or batch change that took effect here (the remote emits webhook events). */
+  applied?: (change: SyncChangeT, effect: 'created' | 'updated' | 'deleted') => void;
   now: string;
 }
 
@@ -127,19 +129,19 @@ export class ChangeApplier {
     }
     const row = this.orgOf(change.entity, change.entity_id);
     if (row === undefined) this.insert(change, ctx);
-    else if (row === ctx.orgId) this.update(change);
+    else if (row === ctx.orgId) this.update(change, ctx);
     // else: the id belongs to another organization here; a site cannot touch it.
   }
 
-  /** Stores pushed scans once each (by global id) and raises scan_count; returns how many were new. */
-  applyScans(scans: SyncScanT[], orgId: string): number {
+  /** Stores pushed scans once each (by global id) and raises scan_count; returns the new ones with their local ids. */
+  applyScans(scans: SyncScanT[], orgId: string): Array<SyncScanT & { local: number }> {
     const counts = new Map<string, number>();
-    let added = 0;
+    const added: Array<SyncScanT & { local: number }> = [];
     for (const s of scans) {
       if (this.stmts.nodeOrg!.get(s.node_id) !== orgId) continue; // node deleted (or never accepted) here
       const r = this.stmts.scanInsert!.run(s.node_id, orgId, s.ts, s.device_type, s.os, s.browser, s.country, s.source, s.rule_id, s.outcome, s.is_bot, s.visitor_hash, s.id);
       if (r.changes === 0) continue;
-      added += 1;
+      added.push({ ...s, local: Number(r.lastInsertRowid) });
       if (!s.is_bot) counts.set(s.node_id, (counts.get(s.node_id) ?? 0) + 1);
     }
     for (const [nodeId, n] of counts) this.stmts.addCount!.run(n, nodeId);
@@ -166,6 +168,7 @@ export class ChangeApplier {
       }
       if (org !== undefined) this.stmt(`DELETE FROM ${table} WHERE id = ?`).run(change.entity_id);
     });
+    if (org !== undefined) ctx.applied?.(change, 'deleted');
   }
 
   private insert(change: SyncChangeT, ctx: ApplyContext): void {
@@ -222,9 +225,10 @@ export class ChangeApplier {
       this.stmt(`INSERT INTO ${spec.table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`).run(...values);
     });
     for (const c of spec.cols) this.stmts.setVersion!.run(change.entity, change.entity_id, c, change.hlc, change.writer);
+    ctx.applied?.(change, 'created');
   }
 
-  private update(change: SyncChangeT): void {
+  private update(change: SyncChangeT, ctx: ApplyContext): void {
     const spec = ENTITY_TABLES[change.entity];
     const won: string[] = [];
     for (const [field, value] of Object.entries(change.fields)) {
@@ -245,6 +249,7 @@ export class ChangeApplier {
       this.stmt(`UPDATE ${spec.table} SET ${won.map((f) => `${f} = ?`).join(', ')} WHERE id = ?`).run(...values, change.entity_id);
     });
     for (const f of won) this.stmts.setVersion!.run(change.entity, change.entity_id, f, change.hlc, change.writer);
+    ctx.applied?.(change, 'updated');
   }
 
   /** Runs writes recorded under the change's own writer and HLC (and, on a site, as pulled). */

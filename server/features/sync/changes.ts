@@ -150,7 +150,15 @@ interface Cursor {
  * Remote side: applies pushes (idempotent by seq, in order, one transaction per request) and
  * serves the change feed: every change applied here, its own writes included, per organization.
  */
+/** Webhook events for what sites' pushes changed here (paired sites deliver none themselves). */
+export interface RemoteEvents {
+  applied(orgId: string, change: SyncChangeT, effect: 'created' | 'updated' | 'deleted'): void;
+  scanned(orgId: string, scans: Array<SyncScanT & { local: number }>): void;
+}
+
 export class RemoteChanges {
+  /** Set by the app once the services exist. */
+  events: RemoteEvents | null = null;
   private readonly db: Database;
   private readonly repo: SyncRepo;
   private readonly registry: LeaseRegistry;
@@ -191,6 +199,7 @@ export class RemoteChanges {
         now: this.now(),
         checkSlug: (slug) => (this.registry.validateSlug(orgId, input.site_id, slug).ok ? null : 'slug_outside_lease'),
         conflict: (kind, detail) => this.conflict(kind, { ...detail, site_id: input.site_id }),
+        applied: (change, effect) => this.events?.applied(orgId, change, effect),
       };
       for (const change of input.changes) {
         if (change.seq <= last) continue; // already applied: a duplicate or a retry
@@ -199,7 +208,7 @@ export class RemoteChanges {
         last = change.seq;
       }
       const scans = this.applier.applyScans(input.scans, orgId);
-      void scans;
+      if (scans.length) this.events?.scanned(orgId, scans);
       this.db
         .prepare(
           `INSERT INTO sync_push_state (site_id, incarnation, last_seq) VALUES (?, ?, ?)
