@@ -229,5 +229,32 @@ CREATE TRIGGER sync_api_keys_del AFTER DELETE ON api_keys BEGIN
   VALUES (OLD.org_id, 'api_key', OLD.id, 'delete', '{}', waymark_hlc(), waymark_writer(), waymark_group(), NULL, 1, waymark_sync_applying());
 END;
 
+-- What exists before this migration is recorded once as created, so it travels like later
+-- writes: a standalone instance paired later pushes its data, a remote's data enters its feed.
+INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
+  SELECT org_id, 'template', id, 'upsert', json_object('name', name, 'function_type', function_type, 'payload_json', payload_json, 'locked_fields_json', locked_fields_json, 'created_at', created_at, 'updated_at', updated_at),
+         waymark_hlc(), waymark_writer(), NULL, NULL, 0, 0
+    FROM templates ORDER BY created_at, id;
+INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
+  SELECT org_id, 'batch', id, 'upsert', json_object('label', label, 'prefix', prefix, 'quantity', quantity, 'serial_start', serial_start, 'function_type', function_type, 'base_payload_json', base_payload_json, 'template_id', template_id, 'created_at', created_at),
+         waymark_hlc(), waymark_writer(), NULL, id, 0, 0
+    FROM batches ORDER BY created_at, id;
+INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
+  SELECT org_id, 'node', id, 'upsert', json_object('slug', slug, 'label', label, 'function_type', function_type, 'payload_json', payload_json, 'status', status, 'hardware_id', hardware_id, 'template_id', template_id, 'batch_id', batch_id, 'serial', serial, 'serial_number', serial_number, 'created_at', created_at, 'updated_at', updated_at),
+         waymark_hlc(), waymark_writer(), NULL, batch_id, 0, 0
+    FROM nodes ORDER BY created_at, id;
+INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
+  SELECT (SELECT org_id FROM nodes WHERE nodes.id = rules.node_id), 'rule', id, 'upsert', json_object('node_id', node_id, 'rule_type', rule_type, 'conditions_json', conditions_json, 'function_type', function_type, 'payload_json', payload_json, 'priority', priority, 'enabled', enabled, 'created_at', created_at, 'updated_at', updated_at),
+         waymark_hlc(), waymark_writer(), NULL, NULL, 0, 0
+    FROM rules ORDER BY created_at, id;
+INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
+  SELECT org_id, 'webhook', id, 'upsert', json_object('url', url, 'events_json', events_json, 'description', description, 'active', active, 'secret', secret, 'previous_secret', previous_secret, 'previous_secret_expires_at', previous_secret_expires_at, 'created_at', created_at, 'updated_at', updated_at),
+         waymark_hlc(), waymark_writer(), NULL, NULL, 0, 0
+    FROM webhooks ORDER BY created_at, id;
+INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
+  SELECT org_id, 'api_key', id, 'upsert', json_object('name', name, 'prefix', prefix, 'key_hash', key_hash, 'plan', plan, 'limits_json', limits_json, 'created_at', created_at, 'revoked_at', revoked_at),
+         waymark_hlc(), waymark_writer(), NULL, NULL, 1, 0
+    FROM api_keys ORDER BY created_at, id;
+
 -- Conflicts can be marked seen (POST /v1/sync/conflicts/{id}/resolve); they then leave the status.
 ALTER TABLE sync_conflicts ADD COLUMN resolved_at TEXT;

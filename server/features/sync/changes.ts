@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
-import { captureState } from '../../db/capture.ts';
+import { captureState, UNPAIRED_WRITER } from '../../db/capture.ts';
 import { AppError, ConflictError } from '../../platform/errors.ts';
 import {
   PUSH_GAP_ERROR,
@@ -99,7 +99,10 @@ export class SiteChanges {
       }
       ready.push(r);
     }
-    return wholeGroups(this.db, ready, 'AND pushed = 0').map(toChange);
+    // Rows written before this instance had a writer id (CLI, the snapshot of migration 055) go
+    // under the current one: the remote accepts only this site's writer ids.
+    const writer = captureState(this.db).writer;
+    return wholeGroups(this.db, ready, 'AND pushed = 0').map((r) => toChange(r.writer === UNPAIRED_WRITER ? { ...r, writer } : r));
   }
 
   /** Scans recorded since the last acknowledged one, with their global ids. */
