@@ -2,8 +2,10 @@ import { hostname } from 'node:os';
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import type { Outbox } from '../../platform/outbox.ts';
-import { HttpRemoteClient, type RemoteApi } from './client.ts';
+import type { SecretStore } from '../../platform/secrets.ts';
+import type { RemoteApi } from './client.ts';
 import { InstanceIdentity } from './identity.ts';
+import { Pairing, startupClient } from './pairing.ts';
 import { LeaseRegistry } from './registry.ts';
 import { SyncRepo } from './repo.ts';
 import { SiteSync, type SyncLogger } from './site.ts';
@@ -28,6 +30,8 @@ export interface CreateSyncOptions {
   logger: SyncLogger;
   /** Where the database lives; empty for an in-memory instance (no incarnation checks then). */
   dataDir: string;
+  /** Where a runtime pairing keeps the remote key (pairing.ts). */
+  secrets: SecretStore;
   config?: SyncConfig | undefined;
 }
 
@@ -36,11 +40,11 @@ export interface CreateSyncOptions {
  * site side (identity, pairing, slug reserve), its worker, and the instance-identity check that
  * gives a copied or restored data directory a new incarnation before anything is minted.
  */
-export function createSync({ db, clock, outbox, logger, dataDir, config = {} }: CreateSyncOptions) {
+export function createSync({ db, clock, outbox, logger, dataDir, secrets, config = {} }: CreateSyncOptions) {
   const repo = new SyncRepo(db);
   const registry = new LeaseRegistry(repo, clock);
-  const client =
-    config.client ?? (config.remoteUrl && config.remoteKey ? new HttpRemoteClient(config.remoteUrl, config.remoteKey) : undefined);
+  const initial = config.client ? { client: config.client, from: 'flag' as const } : startupClient(repo, secrets, config);
+  const client = initial?.client;
   const site = new SiteSync({
     repo,
     clock,
@@ -54,19 +58,21 @@ export function createSync({ db, clock, outbox, logger, dataDir, config = {} }: 
   identity?.check();
   const worker = new SyncWorker(site, clock, logger, config.worker);
   outbox.onRecorded(() => worker.nudge());
+  const pairing = new Pairing({ site, worker, secrets, initial });
   return {
     registry,
     site,
     worker: {
       start: () => worker.start(),
       stop: async () => {
-        client?.close?.();
+        pairing.close();
         await worker.stop();
         identity?.close();
       },
       runNow: () => worker.runNow(),
     },
     identity,
+    pairing,
     /** For SlugAllocator: paired sites mint only from leases. */
     slugSource: site.slugSource,
     /** For SlugAllocator: the remote's own blocks never collide with blocks leased to sites. */

@@ -9,15 +9,18 @@ import {
   SyncStatus,
   VerifySlugsBody,
 } from '../../schemas/sync.ts';
+import type { Pairing } from './pairing.ts';
+import { pairingRoutes } from './pairingRoutes.ts';
 import type { LeaseRegistry } from './registry.ts';
 import type { SiteSync } from './site.ts';
 import type { SyncWorker } from './worker.ts';
 
 const tags = ['Sync'];
 
-export function syncRoutes(deps: { registry: LeaseRegistry; site: SiteSync; worker: Pick<SyncWorker, 'runNow'> }) {
+export function syncRoutes(deps: { registry: LeaseRegistry; site: SiteSync; worker: Pick<SyncWorker, 'runNow'>; pairing: Pairing }) {
   const { registry, site, worker } = deps;
   return [
+    ...pairingRoutes(deps),
     defineRoute({
       method: 'post',
       path: '/sync/sites',

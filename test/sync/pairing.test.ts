@@ -1,0 +1,160 @@
+import { readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { eventually, freePort } from '../support/receiver.ts';
+import { apiRequest, firstRunKey, type ServerProcess, spawnServer, tempDataDir } from '../support/server.ts';
+
+/*
+ * Runtime pairing (POST /v1/sync/pair) between real CLI processes on loopback: a remote and a
+ * standalone site started without --remote, paired while running, then restarted.
+ */
+
+const running = new Set<ServerProcess>();
+const dirs: string[] = [];
+
+afterEach(async () => {
+  await Promise.all([...running].map((p) => p.kill()));
+  running.clear();
+});
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+async function spawn(dataDir: string, args: string[] = []): Promise<ServerProcess> {
+  const proc = await spawnServer(dataDir, args);
+  running.add(proc);
+  return proc;
+}
+
+function dir(): string {
+  const d = tempDataDir('waymark-pair-');
+  dirs.push(d);
+  return d;
+}
+
+interface Instance {
+  dataDir: string;
+  proc: ServerProcess;
+  key: string;
+  api: (method: string, path: string, body?: unknown) => ReturnType<typeof apiRequest>;
+}
+
+async function start(dataDir = dir(), key?: string, args: string[] = []): Promise<Instance> {
+  const proc = await spawn(dataDir, args);
+  const k = key ?? (await firstRunKey(proc));
+  return { dataDir, proc, key: k, api: (method, path, body) => apiRequest(proc.url, method, path, body, k) };
+}
+
+async function restart(i: Instance): Promise<Instance> {
+  await i.proc.stop();
+  running.delete(i.proc);
+  return start(i.dataDir, i.key);
+}
+
+async function createNode(site: Instance): Promise<string> {
+  const res = await site.api('POST', '/nodes', { label: 'Door', function_type: 'redirect', payload: { url: 'https://example.com' } });
+  expect(res.status, JSON.stringify(res.body)).toBe(201);
+  return res.body.data.slug as string;
+}
+
+async function verify(remote: Instance, siteId: string, slugs: string[]) {
+  const res = await remote.api('POST', '/sync/slugs/verify', { site_id: siteId, slugs });
+  expect(res.status).toBe(200);
+  return res.body.data as { accepted: string[]; rejected: unknown[] };
+}
+
+function secretsFile(site: Instance): string {
+  return join(site.dataDir, 'secrets.json');
+}
+
+describe('runtime pairing', () => {
+  it('pairs a running standalone with a remote, keeps the key outside the database, stays paired after a restart', async () => {
+    const port = await freePort();
+    const remote = await start(dir(), undefined, ['--port', String(port)]);
+    const remoteUrl = `http://127.0.0.1:${port}`;
+    let site = await start();
+    const before = await createNode(site); // minted standalone, from a block the site picked itself
+    const standalone = (await site.api('GET', '/sync/status')).body.data;
+    expect(standalone).toMatchObject({ mode: 'standalone', paired: false, remote: null });
+
+    // Wrong key: the remote's 401 comes back as a 422 on the key; nothing is stored.
+    const wrong = await site.api('POST', '/sync/pair', { remote: remoteUrl, remote_key: 'wmk_notAKey' });
+    expect(wrong.status).toBe(422);
+    expect(wrong.body).toMatchObject({ data: null, details: { remote_key: expect.stringMatching(/refused this key \(401\)/) } });
+    expect(wrong.body.error).toMatch(/Cannot pair: Remote refused \(401\)/);
+    // Unreachable remote: 422 on the remote, nothing stored.
+    const nobody = await freePort();
+    const down = await site.api('POST', '/sync/pair', { remote: `http://127.0.0.1:${nobody}`, remote_key: remote.key });
+    expect(down.status).toBe(422);
+    expect(down.body).toMatchObject({ data: null, details: { remote: expect.stringMatching(/No Waymark instance answered/) } });
+    // Bad body.
+    const bad = await site.api('POST', '/sync/pair', { remote: 'ftp://x', remote_key: '' });
+    expect(bad.status).toBe(422);
+    expect(Object.keys(bad.body.details).sort()).toEqual(['remote', 'remote_key']);
+    expect((await site.api('GET', '/sync/status')).body.data).toMatchObject({ mode: 'standalone', remote: null, paired: false });
+    expect(() => statSync(secretsFile(site))).toThrow(/ENOENT/);
+    expect((await createNode(site)).length).toBeGreaterThan(0); // still minting standalone
+
+    const ok = await site.api('POST', '/sync/pair', { remote: `${remoteUrl}/`, remote_key: remote.key });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.data).toMatchObject({ mode: 'site', remote: remoteUrl, paired: true, online: true, last_error: null, reserve: { blocks: 2, target_blocks: 2 } });
+    const siteId = ok.body.data.site_id as string;
+
+    // The key is in secrets.json (owner-only), not in the database.
+    const file = secretsFile(site);
+    expect(statSync(file).mode & 0o777).toBe(0o600);
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual({ 'sync.remote_key': remote.key });
+    expect(readFileSync(join(site.dataDir, 'waymark.sqlite')).includes(remote.key)).toBe(false);
+
+    // Minted now from leased blocks; the slug minted before pairing was claimed.
+    const after = await createNode(site);
+    expect(await verify(remote, siteId, [before, after])).toEqual({ accepted: [before, after], rejected: [] });
+
+    // Already paired: with the same remote or another, refused with a clear 409.
+    const again = await site.api('POST', '/sync/pair', { remote: remoteUrl, remote_key: remote.key });
+    expect(again.status).toBe(409);
+    expect(again.body).toEqual({ data: null, error: `This instance is already paired with ${remoteUrl}` });
+    const other = await site.api('POST', '/sync/pair', { remote: `http://127.0.0.1:${nobody}`, remote_key: remote.key });
+    expect(other.status).toBe(409);
+    expect(other.body.error).toMatch(/pairing it with another remote is not supported/);
+
+    // Restarted without any flag: paired with the stored key, online, minting from its leases.
+    site = await restart(site);
+    const status = await eventually(async () => {
+      const s = (await site.api('GET', '/sync/status')).body.data;
+      return s.online === true ? s : undefined;
+    }, 20_000, 'the restarted site to reach its remote');
+    expect(status).toMatchObject({ mode: 'site', remote: remoteUrl, paired: true, site_id: siteId, last_error: null, reserve: { blocks: 2 } });
+    const later = await createNode(site);
+    expect(await verify(remote, siteId, [later])).toEqual({ accepted: [later], rejected: [] });
+    const sites = (await remote.api('GET', '/sync/sites')).body.data as Array<{ site_id: string }>;
+    expect(sites.map((s) => s.site_id)).toEqual([siteId]);
+  });
+
+  it('--remote-key at start wins over the stored key; a paired site started without a key takes a new one at runtime', async () => {
+    const port = await freePort();
+    const remote = await start(dir(), undefined, ['--port', String(port)]);
+    const remoteUrl = `http://127.0.0.1:${port}`;
+    // Paired at start with flags, but the key is never stored.
+    const dataDir = dir();
+    let site = await start(dataDir, undefined, ['--remote', remoteUrl, '--remote-key', remote.key]);
+    await eventually(async () => ((await site.api('GET', '/sync/status')).body.data.paired ? true : undefined), 20_000, 'pairing');
+    const flagged = await site.api('POST', '/sync/pair', { remote: remoteUrl, remote_key: remote.key });
+    expect(flagged.status).toBe(409);
+    expect(flagged.body.error).toMatch(/started with --remote-key/);
+    expect(() => statSync(join(dataDir, 'secrets.json'))).toThrow(/ENOENT/);
+
+    // Restarted without a key: paired but offline; the key given at runtime is checked, stored, used.
+    await site.proc.stop();
+    running.delete(site.proc);
+    site = await start(dataDir, site.key);
+    expect((await site.api('GET', '/sync/status')).body.data).toMatchObject({ mode: 'site', paired: true, last_error: expect.stringMatching(/No remote key/) });
+    const wrong = await site.api('POST', '/sync/pair', { remote: remoteUrl, remote_key: 'wmk_wrong' });
+    expect(wrong.status).toBe(422);
+    expect(() => statSync(join(dataDir, 'secrets.json'))).toThrow(/ENOENT/);
+    const ok = await site.api('POST', '/sync/pair', { remote: remoteUrl, remote_key: remote.key });
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+    expect(ok.body.data).toMatchObject({ online: true, last_error: null, paired: true });
+    expect(await createNode(site)).toBeTruthy();
+  });
+});
