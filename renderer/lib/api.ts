@@ -20,6 +20,8 @@ import {
 import { NodeAnalytics, ScanEvent } from '../../server/schemas/analytics.ts';
 import { LayoutInfo } from '../../server/schemas/printing.ts';
 import { NfcStatusSchema, SessionSchema, TagWrittenSchema } from '../../server/schemas/nfc.ts';
+import { SyncStatus } from '../../server/schemas/sync.ts';
+import type { PairInput } from '../../server/schemas/syncPairing.ts';
 import { useSession } from './session.ts';
 
 export type CreateNodeInput = z.input<typeof CreateNodeBody>;
@@ -266,4 +268,15 @@ export const api = {
     redeliver: (id: string, deliveryId: string) => one('POST', `/webhooks/${enc(id)}/deliveries/${enc(deliveryId)}/redeliver`, Delivery),
     test: (id: string) => one('POST', `/webhooks/${enc(id)}/test`, Delivery),
   },
+
+  sync: {
+    status: (signal?: AbortSignal) => one('GET', '/sync/status', SyncStatus, signal ? { signal } : {}),
+    pair: (body: PairInput) => one('POST', '/sync/pair', SyncStatus, { body }),
+    run: () => one('POST', '/sync/run', SyncStatus, { body: {} }),
+    /** Marks a conflict resolved (the answer's shape is not needed: the status is read again). */
+    resolveConflict: (id: number) => send('POST', `/sync/conflicts/${enc(String(id))}/resolve`, { body: {} }),
+  },
 };
+
+export type SyncStatusT = z.infer<typeof SyncStatus>;
+export type SyncConflictT = SyncStatusT['conflicts'][number];
