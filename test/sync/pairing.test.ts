@@ -1,8 +1,9 @@
 import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { keychainSecretStore } from '../../main/secrets.ts';
 import { eventually, freePort } from '../support/receiver.ts';
-import { apiRequest, firstRunKey, type ServerProcess, spawnServer, tempDataDir } from '../support/server.ts';
+import { apiRequest, firstRunKey, type ServerProcess, spawnServer, startTestServer, tempDataDir } from '../support/server.ts';
 
 /*
  * Runtime pairing (POST /v1/sync/pair) between real CLI processes on loopback: a remote and a
@@ -156,5 +157,37 @@ describe('runtime pairing', () => {
     expect(ok.status, JSON.stringify(ok.body)).toBe(200);
     expect(ok.body.data).toMatchObject({ online: true, last_error: null, paired: true });
     expect(await createNode(site)).toBeTruthy();
+  });
+
+  it('a secret store that cannot keep the key (desktop app without a keychain) fails the pairing and stores nothing; a retry pairs', async () => {
+    const remote = await startTestServer();
+    let keychain = false;
+    // Electron's safeStorage contract, without Electron (it cannot run here): see main/secrets.test.ts.
+    const safe = {
+      isEncryptionAvailable: () => keychain,
+      encryptString: (plain: string) => Buffer.from(plain).reverse(),
+      decryptString: (enc: Buffer) => Buffer.from(enc).reverse().toString(),
+    };
+    const siteDir = dir();
+    const file = join(siteDir, 'keychain-secrets.json');
+    const site = await startTestServer({ dataDir: siteDir, secrets: keychainSecretStore(file, safe) });
+    try {
+      const refused = await site.api('POST', '/sync/pair', { remote: remote.url, remote_key: remote.apiKey });
+      expect(refused.status).toBe(409);
+      expect(refused.body).toEqual({ data: null, error: expect.stringMatching(/^Cannot pair: Cannot keep the remote key safely: the system keychain is not available\. Start the server with --remote-key/) });
+      expect((await site.api('GET', '/sync/status')).body.data).toMatchObject({ mode: 'standalone', remote: null, paired: false, remote_org: null });
+      expect(() => statSync(file)).toThrow(/ENOENT/);
+      expect((await site.api('POST', '/nodes', { label: 'x', function_type: 'redirect', payload: { url: 'https://example.com' } })).status).toBe(201);
+
+      // The remote had registered the site: the retry presents the same fencing token and is accepted.
+      keychain = true;
+      const ok = await site.api('POST', '/sync/pair', { remote: remote.url, remote_key: remote.apiKey });
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      expect(ok.body.data).toMatchObject({ mode: 'site', paired: true, online: true, reserve: { blocks: 2 } });
+      expect(readFileSync(file, 'utf8')).not.toContain(remote.apiKey);
+    } finally {
+      await site.close();
+      await remote.close();
+    }
   });
 });

@@ -53,6 +53,8 @@ export class Pairing {
   private client: RemoteApi | undefined;
   private fromFlag: boolean;
   private busy = false;
+  private closed = false;
+  private inFlight: RemoteApi | undefined;
 
   constructor(deps: PairingDeps) {
     this.deps = deps;
@@ -63,6 +65,7 @@ export class Pairing {
   async pair(input: PairInput): Promise<void> {
     const { site, worker, secrets } = this.deps;
     const url = origin(input.remote);
+    if (this.closed) throw new ConflictError('This instance is shutting down');
     const paired = site.remoteUrl;
     if (paired && paired !== url) {
       throw new ConflictError(`This instance is paired with ${paired}; pairing it with another remote is not supported (its slug blocks and site identity belong to ${paired})`);
@@ -79,24 +82,37 @@ export class Pairing {
     if (this.busy) throw new ConflictError('A pairing is already in progress');
     this.busy = true;
     const client = (this.deps.makeClient ?? ((u, k) => new HttpRemoteClient(u, k)))(url, input.remote_key);
+    this.inFlight = client;
     // The worker must not call the remote with the old key while the new one registers: both
     // would present the same fencing token.
     await worker.stop();
     try {
-      await site.pairWith(url, client, () => secrets.set(REMOTE_KEY_SECRET, input.remote_key));
+      await site.pairWith(url, client, () => {
+        try {
+          secrets.set(REMOTE_KEY_SECRET, input.remote_key);
+        } catch (err) {
+          // Thrown inside the registration's transaction: it rolls back, nothing is stored.
+          throw new ConflictError(`Cannot pair: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      });
     } catch (err) {
       client.close?.();
       throw refusal(err, url);
     } finally {
       this.busy = false;
-      worker.start();
+      this.inFlight = undefined;
+      // Not after shutdown began: the worker would outlive the database.
+      if (!this.closed) worker.start();
     }
     this.client?.close?.();
     this.client = client;
     await worker.runNow(); // top the reserve up now, so the answer shows it
   }
 
+  /** At shutdown: aborts calls in flight (a pairing's too) and keeps the worker stopped. */
   close(): void {
+    this.closed = true;
+    this.inFlight?.close?.();
     this.client?.close?.();
   }
 }
