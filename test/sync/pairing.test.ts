@@ -121,6 +121,7 @@ describe('runtime pairing', () => {
 
     // Restarted without any flag: paired with the stored key, online, minting from its leases.
     site = await restart(site);
+    expect(site.proc.output()).toContain(`Paired with remote ${remoteUrl} (stored key)`);
     const status = await eventually(async () => {
       const s = (await site.api('GET', '/sync/status')).body.data;
       return s.online === true ? s : undefined;
