@@ -1,7 +1,8 @@
 import { useEffect } from 'react';
 import { Link } from '../../components/Link.tsx';
 import { useInterval } from '../../lib/useResource.ts';
-import { summarize, useSyncStatus } from './store.ts';
+import { useSyncStatus } from './store.ts';
+import { summarize } from './summary.ts';
 
 /** How often the shell asks GET /v1/sync/status (a cheap read; 6 requests a minute). */
 const POLL_MS = 10_000;
