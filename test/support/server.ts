@@ -7,7 +7,6 @@ import type { WebhookSettings } from '../../server/config.ts';
 import type { Clock } from '../../server/platform/clock.ts';
 import type { SecretStore } from '../../server/platform/secrets.ts';
 import { type RunningServer, startServer } from '../../server/serve.ts';
-import { eventually } from './receiver.ts';
 
 export const repoRoot = join(import.meta.dirname, '..', '..');
 
@@ -157,9 +156,4 @@ export async function spawnServer(dataDir: string, extraArgs: string[] = [], env
       await exited;
     },
   };
-}
-
-/** The first-run key `waymark serve` prints on an empty data directory (just after the listening line). */
-export function firstRunKey(proc: ServerProcess): Promise<string> {
-  return eventually(() => /^\s+(wmk_[A-Za-z0-9]+)\s*$/m.exec(proc.output())?.[1], 5_000, `the first-run key in:\n${proc.output()}`);
 }

@@ -1,78 +1,46 @@
-import { readFileSync, rmSync, statSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { keychainSecretStore } from '../../main/secrets.ts';
-import { eventually, freePort } from '../support/receiver.ts';
-import { apiRequest, firstRunKey, type ServerProcess, spawnServer, startTestServer, tempDataDir } from '../support/server.ts';
+import { apiRequest, startTestServer } from '../support/server.ts';
+import { dir, firstKey, freePort, readDb, type Site, spawn, startRemote, statusOf, stop, waitFor } from './support.ts';
 
 /*
  * Runtime pairing (POST /v1/sync/pair) between real CLI processes on loopback: a remote and a
  * standalone site started without --remote, paired while running, then restarted.
  */
 
-const running = new Set<ServerProcess>();
-const dirs: string[] = [];
-
-afterEach(async () => {
-  await Promise.all([...running].map((p) => p.kill()));
-  running.clear();
-});
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-async function spawn(dataDir: string, args: string[] = []): Promise<ServerProcess> {
-  const proc = await spawnServer(dataDir, args);
-  running.add(proc);
-  return proc;
-}
-
-function dir(): string {
-  const d = tempDataDir('waymark-pair-');
-  dirs.push(d);
-  return d;
-}
-
-interface Instance {
-  dataDir: string;
-  proc: ServerProcess;
-  key: string;
-  api: (method: string, path: string, body?: unknown) => ReturnType<typeof apiRequest>;
-}
-
-async function start(dataDir = dir(), key?: string, args: string[] = []): Promise<Instance> {
+async function start(dataDir = dir(), key?: string, args: string[] = []): Promise<Site> {
   const proc = await spawn(dataDir, args);
-  const k = key ?? (await firstRunKey(proc));
+  const k = key ?? (await firstKey(proc));
   return { dataDir, proc, key: k, api: (method, path, body) => apiRequest(proc.url, method, path, body, k) };
 }
 
-async function restart(i: Instance): Promise<Instance> {
-  await i.proc.stop();
-  running.delete(i.proc);
-  return start(i.dataDir, i.key);
+async function restart(site: Site, args: string[] = []): Promise<Site> {
+  await stop(site.proc);
+  return start(site.dataDir, site.key, args);
 }
 
-async function createNode(site: Instance): Promise<string> {
+async function createNode(site: Site): Promise<string> {
   const res = await site.api('POST', '/nodes', { label: 'Door', function_type: 'redirect', payload: { url: 'https://example.com' } });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.data.slug as string;
 }
 
-async function verify(remote: Instance, siteId: string, slugs: string[]) {
-  const res = await remote.api('POST', '/sync/slugs/verify', { site_id: siteId, slugs });
+async function verify(remote: { url: string; key: string }, siteId: string, slugs: string[]) {
+  const res = await apiRequest(remote.url, 'POST', '/sync/slugs/verify', { site_id: siteId, slugs }, remote.key);
   expect(res.status).toBe(200);
   return res.body.data as { accepted: string[]; rejected: unknown[] };
 }
 
-function secretsFile(site: Instance): string {
+function secretsFile(site: Site): string {
   return join(site.dataDir, 'secrets.json');
 }
 
 describe('runtime pairing', () => {
   it('pairs a running standalone with a remote, keeps the key outside the database, stays paired after a restart', async () => {
-    const port = await freePort();
-    const remote = await start(dir(), undefined, ['--port', String(port)]);
-    const remoteUrl = `http://127.0.0.1:${port}`;
+    const remote = await startRemote();
+    const remoteUrl = remote.url;
     let site = await start();
     const before = await createNode(site); // minted standalone, from a block the site picked itself
     const standalone = (await site.api('GET', '/sync/status')).body.data;
@@ -122,34 +90,38 @@ describe('runtime pairing', () => {
     // Restarted without any flag: paired with the stored key, online, minting from its leases.
     site = await restart(site);
     expect(site.proc.output()).toContain(`Paired with remote ${remoteUrl} (stored key)`);
-    const status = await eventually(async () => {
-      const s = (await site.api('GET', '/sync/status')).body.data;
+    const status = await waitFor('the restarted site to reach its remote', async () => {
+      const s = await statusOf(site);
       return s.online === true ? s : undefined;
-    }, 20_000, 'the restarted site to reach its remote');
+    });
     expect(status).toMatchObject({ mode: 'site', remote: remoteUrl, paired: true, site_id: siteId, last_error: null, reserve: { blocks: 2 } });
     const later = await createNode(site);
     expect(await verify(remote, siteId, [later])).toEqual({ accepted: [later], rejected: [] });
-    const sites = (await remote.api('GET', '/sync/sites')).body.data as Array<{ site_id: string }>;
+    // Push works for a site paired at runtime: the nodes reach the remote, in the key's organization.
+    for (const slug of [before, after, later]) {
+      await waitFor(`node ${slug} on the remote`, async () => (await apiRequest(remote.url, 'GET', `/nodes/${slug}`, undefined, remote.key)).status === 200);
+    }
+    // The organization that paired is the one bound to the remote's.
+    const orgId = (await site.api('GET', '/instance')).body.data.organization.id as string;
+    expect(readDb(site.dataDir, (db) => db.prepare("SELECT value FROM settings WHERE key = 'sync.local_org'").pluck().get())).toBe(orgId);
+    const sites = (await apiRequest(remote.url, 'GET', '/sync/sites', undefined, remote.key)).body.data as Array<{ site_id: string }>;
     expect(sites.map((s) => s.site_id)).toEqual([siteId]);
   });
 
   it('--remote-key at start wins over the stored key; a paired site started without a key takes a new one at runtime', async () => {
-    const port = await freePort();
-    const remote = await start(dir(), undefined, ['--port', String(port)]);
-    const remoteUrl = `http://127.0.0.1:${port}`;
+    const remote = await startRemote();
+    const remoteUrl = remote.url;
     // Paired at start with flags, but the key is never stored.
     const dataDir = dir();
     let site = await start(dataDir, undefined, ['--remote', remoteUrl, '--remote-key', remote.key]);
-    await eventually(async () => ((await site.api('GET', '/sync/status')).body.data.paired ? true : undefined), 20_000, 'pairing');
+    await waitFor('pairing', async () => (await statusOf(site)).paired === true);
     const flagged = await site.api('POST', '/sync/pair', { remote: remoteUrl, remote_key: remote.key });
     expect(flagged.status).toBe(409);
     expect(flagged.body.error).toMatch(/started with --remote-key/);
     expect(() => statSync(join(dataDir, 'secrets.json'))).toThrow(/ENOENT/);
 
     // Restarted without a key: paired but offline; the key given at runtime is checked, stored, used.
-    await site.proc.stop();
-    running.delete(site.proc);
-    site = await start(dataDir, site.key);
+    site = await restart(site);
     expect((await site.api('GET', '/sync/status')).body.data).toMatchObject({ mode: 'site', paired: true, last_error: expect.stringMatching(/No remote key/) });
     const wrong = await site.api('POST', '/sync/pair', { remote: remoteUrl, remote_key: 'wmk_wrong' });
     expect(wrong.status).toBe(422);

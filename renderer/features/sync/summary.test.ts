@@ -18,7 +18,7 @@ const paired: SyncStatusT = {
   pending_changes: 0,
   conflicts: [],
 };
-const conflict = { id: 1, kind: 'block_conflict', detail: {}, detected_at: '2026-01-01T00:00:00Z' };
+const conflict = { id: 1, kind: 'block_conflict', detail: {}, detected_at: '2026-01-01T00:00:00Z', resolved_at: null };
 
 describe('sync indicator summary', () => {
   it('green online, grey offline or standalone, amber when something waits', () => {

@@ -3,6 +3,9 @@ import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import type { Outbox } from '../../platform/outbox.ts';
 import type { SecretStore } from '../../platform/secrets.ts';
+import { captureState } from '../../db/capture.ts';
+import { ChangeApplier } from './apply.ts';
+import { RemoteChanges, SiteChanges } from './changes.ts';
 import type { RemoteApi } from './client.ts';
 import { InstanceIdentity } from './identity.ts';
 import { Pairing, startupClient } from './pairing.ts';
@@ -18,6 +21,8 @@ export interface SyncConfig {
   /** Blocks of 65,536 slugs a site keeps in reserve (default 2). */
   reserveBlocks?: number | undefined;
   siteName?: string | undefined;
+  /** Changes per push or pull request (1000). */
+  pageSize?: number | undefined;
   worker?: Partial<SyncWorkerOptions> | undefined;
   /** Replaces the HTTP client (tests). */
   client?: RemoteApi | undefined;
@@ -43,6 +48,11 @@ export interface CreateSyncOptions {
 export function createSync({ db, clock, outbox, logger, dataDir, secrets, config = {} }: CreateSyncOptions) {
   const repo = new SyncRepo(db);
   const registry = new LeaseRegistry(repo, clock);
+  const capture = captureState(db);
+  capture.now = () => clock.now();
+  const applier = new ChangeApplier(db);
+  const changes = new SiteChanges(db, repo);
+  const remoteChanges = new RemoteChanges(db, repo, registry, applier, () => new Date(clock.now()).toISOString());
   const initial = config.client ? { client: config.client, from: 'flag' as const } : startupClient(repo, secrets, config);
   const client = initial?.client;
   const site = new SiteSync({
@@ -53,14 +63,16 @@ export function createSync({ db, clock, outbox, logger, dataDir, secrets, config
     client,
     reserveBlocks: config.reserveBlocks ?? 2,
     siteName: config.siteName ?? hostname(),
+    replication: { capture, changes, applier, pageSize: config.pageSize },
   });
   const identity = dataDir && db.name && db.name !== ':memory:' ? new InstanceIdentity(dataDir, db.name, repo, site) : undefined;
   identity?.check();
   const worker = new SyncWorker(site, clock, logger, config.worker);
   outbox.onRecorded(() => worker.nudge());
-  const pairing = new Pairing({ site, worker, secrets, initial });
+  const pairing = new Pairing({ site, repo, worker, secrets, initial });
   return {
     registry,
+    remoteChanges,
     site,
     worker: {
       start: () => worker.start(),

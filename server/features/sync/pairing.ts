@@ -8,6 +8,8 @@ import type { SyncWorker } from './worker.ts';
 
 /** Name of the remote key in the secret store. */
 export const REMOTE_KEY_SECRET = 'sync.remote_key';
+/** The local organization bound to the remote's (docs/sync.md, "organization mapping"). */
+const LOCAL_ORG = 'sync.local_org';
 
 function origin(url: string): string {
   return url.replace(/\/+$/, '');
@@ -33,6 +35,7 @@ export function startupClient(
 
 export interface PairingDeps {
   site: SiteSync;
+  repo: SyncRepo;
   worker: Pick<SyncWorker, 'start' | 'stop' | 'runNow'>;
   secrets: SecretStore;
   /** The client in use at start, and whether it came from --remote-key. */
@@ -62,7 +65,8 @@ export class Pairing {
     this.fromFlag = deps.initial?.from === 'flag';
   }
 
-  async pair(input: PairInput): Promise<void> {
+  /** `orgId`: the organization of the key that asks; pulled rows will land in it (sync.local_org). */
+  async pair(input: PairInput, orgId: string): Promise<void> {
     const { site, worker, secrets } = this.deps;
     const url = origin(input.remote);
     if (this.closed) throw new ConflictError('This instance is shutting down');
@@ -89,6 +93,8 @@ export class Pairing {
     try {
       await site.pairWith(url, client, () => {
         try {
+          // The organization that pairs is the one bound to the remote's, unless one already is.
+          if (!this.deps.repo.getSetting(LOCAL_ORG)) this.deps.repo.setSetting(LOCAL_ORG, orgId);
           secrets.set(REMOTE_KEY_SECRET, input.remote_key);
         } catch (err) {
           // Thrown inside the registration's transaction: it rolls back, nothing is stored.

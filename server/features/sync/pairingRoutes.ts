@@ -19,8 +19,8 @@ export function pairingRoutes(deps: { site: SiteSync; pairing: Pairing }) {
         409: { description: 'Already paired (with this or another remote: re-pairing with another remote is not supported), started with --remote-key, a pairing in progress, or the remote refused (e.g. the site is registered with another organization)' },
         422: { description: 'Invalid body, the remote refused the key (its 401), or the remote could not be reached; nothing is stored' },
       },
-      handler: async ({ body }) => {
-        await pairing.pair(body);
+      handler: async ({ body, auth }) => {
+        await pairing.pair(body, auth.orgId);
         return { data: site.status() };
       },
     }),
