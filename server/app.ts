@@ -11,6 +11,7 @@ import { RateLimiter } from './http/rateLimit.ts';
 import type { AnyRouteSpec } from './http/route.ts';
 import { type Clock, isoAt } from './platform/clock.ts';
 import { Outbox } from './platform/outbox.ts';
+import { defaultSecretStore, type SecretStore } from './platform/secrets.ts';
 import { BatchGenerator } from './features/batches/generator.ts';
 import { BatchesRepo } from './features/batches/repo.ts';
 import { batchRoutes } from './features/batches/routes.ts';
@@ -69,6 +70,8 @@ export interface CreateAppOptions {
   nfc?: NfcDevice | null;
   /** Label layouts and the caption font (default: the repository's resources/; Electron passes its own). */
   resourcesDir?: string;
+  /** Credentials kept outside the database (a paired site's remote key); default: `<dataDir>/secrets.json`, mode 0600. */
+  secrets?: SecretStore;
 }
 
 /** A background worker the app starts and stops with itself. */
@@ -98,10 +101,11 @@ function createServices(
   logger: Logger,
   nfcDevice: NfcDevice | null = null,
   resourcesDir = defaultResourcesDir(),
+  secrets: SecretStore = defaultSecretStore(config.dataDir),
 ) {
   const outbox = new Outbox(db, clock);
   // Sync (pairing, slug leases) comes first: it decides where slugs come from.
-  const sync = createSync({ db, clock, outbox, logger, dataDir: config.dataDir, config: config.sync });
+  const sync = createSync({ db, clock, outbox, logger, dataDir: config.dataDir, secrets, config: config.sync });
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
   const batchesRepo = new BatchesRepo(db);
@@ -184,8 +188,8 @@ function createServices(
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ db, clock, config, logger = consoleLogger, nfc = null, resourcesDir }: CreateAppOptions): App {
-  const services = createServices(db, clock, config, logger, nfc, resourcesDir);
+export function createApp({ db, clock, config, logger = consoleLogger, nfc = null, resourcesDir, secrets }: CreateAppOptions): App {
+  const services = createServices(db, clock, config, logger, nfc, resourcesDir, secrets);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),

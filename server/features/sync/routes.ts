@@ -17,15 +17,18 @@ import {
 } from '../../schemas/sync.ts';
 import { z } from 'zod';
 import type { RemoteChanges } from './changes.ts';
+import type { Pairing } from './pairing.ts';
+import { pairingRoutes } from './pairingRoutes.ts';
 import type { LeaseRegistry } from './registry.ts';
 import type { SiteSync } from './site.ts';
 import type { SyncWorker } from './worker.ts';
 
 const tags = ['Sync'];
 
-export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: RemoteChanges; site: SiteSync; worker: Pick<SyncWorker, 'runNow'> }) {
+export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: RemoteChanges; site: SiteSync; worker: Pick<SyncWorker, 'runNow'>; pairing: Pairing }) {
   const { registry, remoteChanges, site, worker } = deps;
   return [
+    ...pairingRoutes(deps),
     defineRoute({
       method: 'post',
       path: '/sync/push',
