@@ -138,7 +138,16 @@ function createServices(
     privateList,
     userAgent: `Waymark-Webhooks/${config.version}`,
   });
-  const webhookDispatcher = new WebhookDispatcher({ service: webhooks, sender: webhookSender, outbox, clock, logger });
+  // A paired site delivers no webhooks: the remote emits the events for what the site pushes, so
+  // receivers hear each event once (docs/sync.md).
+  const webhookDispatcher = new WebhookDispatcher({
+    service: webhooks,
+    sender: webhookSender,
+    outbox,
+    clock,
+    logger,
+    enabled: () => sync.site.slugSource() === 'standalone',
+  });
   const nfc = new NfcService({
     clock,
     outbox,
@@ -206,14 +215,7 @@ export function createApp({ db, clock, config, logger = consoleLogger, nfc = nul
   ];
   const workers: Worker[] = [
     services.generator,
-    // A paired site delivers no webhooks: the remote emits the events for what the site pushes,
-    // so receivers hear each event once (docs/sync.md).
-    {
-      start: () => {
-        if (services.sync.site.slugSource() === 'standalone') services.webhookDispatcher.start();
-      },
-      stop: () => services.webhookDispatcher.stop(),
-    },
+    services.webhookDispatcher,
     services.sync.worker,
     { start: () => services.analytics.start(() => scans.lastScanAt()), stop: () => services.analytics.stop() },
     { start: () => services.nfc.start(), stop: async () => services.nfc.stop() },
