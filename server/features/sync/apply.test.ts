@@ -95,6 +95,9 @@ describe('ChangeApplier: field-level last-writer-wins', () => {
     expect(i.node('n1')).toBeUndefined();
     expect(i.db.prepare("SELECT deleted_at IS NOT NULL FROM slugs WHERE slug = 'AAAAAAAC'").pluck().get()).toBe(1);
     expect(i.conflicts).toEqual([{ kind: 'edit_after_delete', detail: expect.objectContaining({ entity: 'node', entity_id: 'n1', fields: { label: 'late' }, deleted_by: 'site-a/1' }) }]);
+    // An edit older than the delete (made before it, or a replay) simply lost: nothing to log.
+    i.apply(edit('n1', { label: 'older' }, 3, 'site-c/1'), create('n1', 'AAAAAAAC', 0));
+    expect(i.conflicts).toHaveLength(1);
     // A delete of a node this side never had still tombstones its slug; its creation arriving later is refused.
     i.apply(del('n2', 'AAAAAAAD', 5, 'site-a/1'), create('n2', 'AAAAAAAD', 0));
     expect(i.node('n2')).toBeUndefined();

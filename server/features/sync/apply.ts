@@ -123,7 +123,9 @@ export class ChangeApplier {
       return;
     }
     if (dead) {
-      // Delete is final: the edit is not applied, whatever its HLC.
+      // Delete is final: the edit is not applied, whatever its HLC. It is logged when it was made
+      // after the delete; an older one (e.g. a replay of the creation) simply lost.
+      if (!newer(change, dead)) return;
       ctx.conflict('edit_after_delete', { entity: change.entity, entity_id: change.entity_id, writer: change.writer, hlc: change.hlc, fields: change.fields, deleted_by: dead.writer, deleted_hlc: dead.hlc });
       return;
     }

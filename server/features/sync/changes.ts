@@ -132,6 +132,16 @@ export class SiteChanges {
     this.repo.setSetting('sync.acked_seq', String(expected));
   }
 
+  /**
+   * A new incarnation pushes its whole history again (rows keep their writer and HLC, so the
+   * remote applies nothing twice): when the remote was restored from a backup it may have lost
+   * what it had acknowledged, and a copy of the data cannot know what the other copy pushed.
+   */
+  rewindAll(): void {
+    this.rewind(0);
+    this.repo.setSetting('sync.scans_acked', '0');
+  }
+
   /** A new incarnation records scans under its own writer id from the next scan on. */
   startScanEpoch(writer: string): void {
     const next = ((this.db.prepare('SELECT COALESCE(MAX(id), 0) FROM scan_events').pluck().get() as number) ?? 0) + 1;
@@ -224,14 +234,17 @@ export class RemoteChanges {
 
   changes(orgId: string, writer: string, cursor: string | undefined, limit: number): ChangesPageT {
     const feed = this.feedId();
-    const after = decodeCursor(cursor, feed);
+    const head = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) FROM sync_outbox WHERE org_id = ?').pluck().get(orgId) as number) ?? 0;
+    let after = decodeCursor(cursor, feed);
+    // A cursor beyond the head comes from before a restore of this remote: start over (replaying
+    // is harmless, every field is last-writer-wins and deletes are final).
+    if (after > head) after = 0;
     const extra = 'AND org_id = ?';
     let rows = this.db
       .prepare(`SELECT * FROM sync_outbox WHERE seq > ? ${extra} ORDER BY seq LIMIT ?`)
       .all(after, orgId, limit) as OutboxRow[];
     rows = wholeGroupsOrg(this.db, rows, orgId);
     const end = rows.length ? rows[rows.length - 1]!.seq : after;
-    const head = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) FROM sync_outbox WHERE org_id = ?').pluck().get(orgId) as number) ?? 0;
     return {
       // No echoes: the asking writer already has its own changes.
       changes: rows.filter((r) => r.writer !== writer).map(toChange),
