@@ -102,6 +102,12 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     expect(snapshot(remote.dataDir).nodes.map((n: any) => n.label).sort()).toEqual(['from-a', 'from-b', 'from-remote']); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(snapshot(remote.dataDir).templates).toHaveLength(1);
     void tpl;
+    // API keys come down (hash only), so the company key works at a site; a site's keys stay local.
+    const hashes = (dataDir: string) => readDb(dataDir, (db) => db.prepare('SELECT key_hash FROM api_keys').pluck().all() as string[]);
+    expect(hashes(a.dataDir)).toEqual(expect.arrayContaining(hashes(remote.dataDir)));
+    expect(hashes(remote.dataDir).filter((h) => hashes(a.dataDir).includes(h) && hashes(b.dataDir).includes(h))).toHaveLength(hashes(remote.dataDir).length);
+    expect((await apiRequest(a.proc.url, 'GET', `/nodes/${nb.slug}`, undefined, remote.key)).status).toBe(200);
+    expect((await apiRequest(remote.proc.url, 'GET', '/nodes', undefined, a.key)).status).toBe(401);
 
     // The remote goes away: both sites keep working (edits, a delete, a batch, scans).
     await stop(remote.proc);
