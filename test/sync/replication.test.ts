@@ -220,6 +220,10 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     const gap = await push('token-0003', 'token-0004', 7, [change(8, Date.now())]);
     expect(gap.status, gap.text).toBe(409);
     expect(gap.body.details).toEqual({ expected_seq: '3' });
+    // A pushed API key is acknowledged and ignored: keys only come down.
+    const key = { ...change(4, Date.now()), entity: 'api_key', entity_id: 'key-from-site', fields: { name: 'x', prefix: 'wmk_x', key_hash: 'f'.repeat(64), plan: 'enterprise', limits_json: null, created_at: new Date().toISOString(), revoked_at: null } };
+    expect((await ok(push('token-0003', 'token-0004', 3, [key]))).acked_seq).toBe(4);
+    expect(readDb(remote.dataDir, (db) => db.prepare("SELECT COUNT(*) FROM api_keys WHERE id = 'key-from-site'").pluck().get())).toBe(0);
     expect(readDb(remote.dataDir, (db) => db.prepare("SELECT COUNT(*) FROM templates WHERE id LIKE 'tpl-%'").pluck().get())).toBe(3);
   });
 

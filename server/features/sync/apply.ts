@@ -152,7 +152,7 @@ export class ChangeApplier {
 
   private orgOf(entity: EntityName, entityId: string): string | undefined {
     if (entity === 'rule') {
-      const nodeId = this.db.prepare('SELECT node_id FROM rules WHERE id = ?').pluck().get(entityId) as string | undefined;
+      const nodeId = this.stmt('SELECT node_id FROM rules WHERE id = ?').pluck().get(entityId) as string | undefined;
       return nodeId === undefined ? undefined : ((this.stmts.nodeOrg!.get(nodeId) as string | undefined) ?? '');
     }
     return this.stmt(`SELECT org_id FROM ${ENTITY_TABLES[entity].table} WHERE id = ?`).pluck().get(entityId) as string | undefined;

@@ -217,7 +217,8 @@ export class RemoteChanges {
       for (const change of input.changes) {
         if (change.seq <= last) continue; // already applied: a duplicate or a retry
         if (!change.writer.startsWith(prefix)) throw new ConflictError(`Change ${change.seq} names writer ${change.writer}, not this site`);
-        this.applier.apply(change, ctx);
+        // API keys only come down: a site can never create or change a key of the remote.
+        if (change.entity !== 'api_key') this.applier.apply(change, ctx);
         last = change.seq;
       }
       const scans = this.applier.applyScans(input.scans, orgId);
