@@ -137,7 +137,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
       method: 'get',
       path: '/sync/status',
       summary:
-        'Sync state of this instance: pairing, reachability, slug reserve. pending_changes is 0 and conflicts lists only block conflicts until push/pull exist.',
+        'Sync state of this instance: pairing, reachability, slug reserve, changes not yet pushed, unresolved conflicts.',
       tags,
       responses: { 200: { description: 'Status', schema: SyncStatus } },
       handler: () => ({ data: site.status() }),
