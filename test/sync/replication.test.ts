@@ -1,7 +1,9 @@
+import { cpSync, rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startFaultProxy } from '../support/faultProxy.ts';
 import { apiRequest } from '../support/server.ts';
 import {
+  dir,
   kill,
   paired,
   proxies,
@@ -258,6 +260,41 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
       expect(scanCount({ dataDir: remote.dataDir } as Site, n.slug)).toBe(4);
     });
   }
+
+  it('a remote restored from a backup gets everything back from its sites', async () => {
+    const remote = await startBusyRemote();
+    const site = await startSite(remote.url, remote.key);
+    await paired(site);
+    const n1 = await ok(site.api('POST', '/nodes', node('before-backup')), 201);
+    await syncAll(site);
+    await stop(remote.proc);
+    const backup = dir();
+    cpSync(remote.dataDir, backup, { recursive: true });
+    await restartRemote(remote);
+    // Pushed after the backup: lost by the restore, pushed again by the site.
+    await ok(site.api('PATCH', `/nodes/${n1.slug}`, { label: 'after-backup' }));
+    const n2 = await ok(site.api('POST', '/nodes', node('after-backup-2')), 201);
+    await scan(site, n2.slug, 2);
+    await waitFor('scans recorded', async () => scanCount(site, n2.slug) === 2);
+    await syncAll(site);
+    expect(snapshot(remote.dataDir).nodes).toHaveLength(2);
+    const before = (await statusOf(site)).incarnation;
+    await stop(remote.proc);
+    rmSync(remote.dataDir, { recursive: true, force: true });
+    cpSync(backup, remote.dataDir, { recursive: true });
+    await restartRemote(remote);
+    expect(snapshot(remote.dataDir).nodes).toHaveLength(1);
+
+    await syncAll(site);
+    const status = await statusOf(site);
+    expect(status.paired).toBe(true);
+    // The restored remote had a stale fencing token: the site took a new incarnation and re-pushed.
+    expect(status.incarnation).not.toBe(before);
+    const r = snapshot(remote.dataDir);
+    expect(snapshot(site.dataDir)).toEqual(r);
+    expect(r.nodes.map((n: any) => n.label).sort()).toEqual(['after-backup', 'after-backup-2']); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(scansOf(remote.dataDir)).toMatchObject({ total: 2, distinct: 2 });
+  });
 
   it('SIGKILL of the remote during a push (before and after it committed) loses nothing and applies nothing twice', async () => {
     const remote = await startBusyRemote();
