@@ -190,12 +190,14 @@ export class RemoteChanges {
     return this.repo.transaction(() => {
       const site = this.repo.getSite(input.site_id);
       if (!site || site.org_id !== orgId) throw new ConflictError(UNKNOWN_INCARNATION_ERROR);
-      const fence = this.registry.fence(input.site_id, input.incarnation, input.token, input.next_token, false);
+      // A retry of an applied call (same next_token) is applied like any other: changes up to
+      // last_seq are skipped and scans are stored once, so what the site added since (the retry
+      // may carry more) is not acknowledged without being stored.
+      this.registry.fence(input.site_id, input.incarnation, input.token, input.next_token, false);
       const state = this.db
         .prepare('SELECT last_seq FROM sync_push_state WHERE site_id = ? AND incarnation = ?')
         .pluck()
         .get(input.site_id, input.incarnation) as number | undefined;
-      if (fence === 'retry') return { token: input.next_token, acked_seq: state ?? input.after_seq, scans_acked: input.scans.length };
       // A new incarnation starts where the site says it is: its earlier rows went under the old one.
       let last = state ?? input.after_seq;
       if (input.after_seq > last) throw new PushGapError(last);
