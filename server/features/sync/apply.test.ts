@@ -6,6 +6,7 @@ import { KeysRepo } from '../keys/repo.ts';
 import { KeyService } from '../keys/service.ts';
 import { captureState } from '../../db/capture.ts';
 import { ChangeApplier, type ApplyContext } from './apply.ts';
+import { ReplicationRepo } from './repo.ts';
 import { formatHlc } from './hlc.ts';
 
 const T0 = Date.parse('2026-11-21T12:00:00.000Z');
@@ -18,7 +19,7 @@ function instance() {
   const orgId = new KeyService(db, new KeysRepo(db), clock).createOrg('Org').id;
   const conflicts: Array<{ kind: string; detail: Record<string, unknown> }> = [];
   const ctx: ApplyContext = { orgId, now: new Date(T0).toISOString(), conflict: (kind, detail) => conflicts.push({ kind, detail }) };
-  const applier = new ChangeApplier(db);
+  const applier = new ChangeApplier(new ReplicationRepo(db), captureState(db));
   const apply = (...changes: SyncChangeT[]) => db.transaction(() => changes.forEach((c) => applier.apply(c, ctx)))();
   const node = (id: string) => db.prepare('SELECT label, status, payload_json FROM nodes WHERE id = ?').get(id);
   return { db, apply, node, conflicts, applier, orgId };
