@@ -9,7 +9,7 @@ import { mountConsole } from './http/console.ts';
 import { createMetrics, mountMetrics } from './http/metrics.ts';
 import { RateLimiter } from './http/rateLimit.ts';
 import type { AnyRouteSpec } from './http/route.ts';
-import type { Clock } from './platform/clock.ts';
+import { type Clock, isoAt } from './platform/clock.ts';
 import { Outbox } from './platform/outbox.ts';
 import { defaultSecretStore, type SecretStore } from './platform/secrets.ts';
 import { BatchGenerator } from './features/batches/generator.ts';
@@ -138,7 +138,16 @@ function createServices(
     privateList,
     userAgent: `Waymark-Webhooks/${config.version}`,
   });
-  const webhookDispatcher = new WebhookDispatcher({ service: webhooks, sender: webhookSender, outbox, clock, logger });
+  // A paired site delivers no webhooks: the remote emits the events for what the site pushes, so
+  // receivers hear each event once (docs/sync.md).
+  const webhookDispatcher = new WebhookDispatcher({
+    service: webhooks,
+    sender: webhookSender,
+    outbox,
+    clock,
+    logger,
+    enabled: () => sync.site.slugSource() === 'standalone',
+  });
   const nfc = new NfcService({
     clock,
     outbox,
@@ -150,6 +159,37 @@ function createServices(
     device: nfcDevice,
   });
   const analytics = new ScanAnalytics(db, clock);
+  // Webhooks across sites (docs/sync.md): the remote emits the events for what sites push.
+  sync.remoteChanges.events = {
+    applied: (orgId, change, effect) => {
+      if (change.entity === 'node') {
+        const node = effect === 'deleted' ? undefined : nodesRepo.get(change.entity_id);
+        if (effect === 'deleted') outbox.record(orgId, 'node.deleted', { id: change.entity_id, slug: change.fields.slug, deleted_at: isoAt(clock) });
+        else if (node) outbox.record(orgId, effect === 'created' ? 'node.created' : 'node.updated', nodes.toApi(node));
+      } else if (change.entity === 'batch' && effect === 'created') {
+        const batch = batchesRepo.get(orgId, change.entity_id);
+        if (batch) outbox.record(orgId, 'batch.completed', batches.toApi(batch));
+      }
+    },
+    scanned: (orgId, scans) => {
+      for (const s of scans) {
+        if (s.is_bot) continue;
+        const slug = nodesRepo.get(s.node_id)?.slug;
+        outbox.record(orgId, 'node.scanned', {
+          scan_id: s.local,
+          node: { id: s.node_id, slug },
+          timestamp: new Date(s.ts).toISOString(),
+          device_type: s.device_type,
+          os: s.os,
+          browser: s.browser,
+          country: s.country,
+          source: s.source,
+          rule_id: s.rule_id,
+          outcome: s.outcome,
+        });
+      }
+    },
+  };
   return { outbox, slugs, nodes, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, nfc, sync, analytics };
 }
 

@@ -10,7 +10,7 @@ import {
   restartRemote,
   restartSite,
   type Site,
-  startRemote,
+  startBusyRemote,
   startSite,
   statusOf,
   stop,
@@ -84,7 +84,7 @@ async function remoteApi(remote: Remote, method: string, path: string, body?: un
 
 describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
   it('creates, edits, deletes, batches and scans on every side, with offline periods, converge everywhere', async () => {
-    const remote = await startRemote();
+    const remote = await startBusyRemote();
     const a = await startSite(remote.url, remote.key);
     const b = await startSite(remote.url, remote.key);
     await Promise.all([paired(a), paired(b)]);
@@ -110,6 +110,9 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     await ok(b.api('DELETE', `/nodes/${na.slug}`));
     const batch = await ok(a.api('POST', '/batches', { label: 'Hall', prefix: 'H', quantity: 40, function_type: 'redirect', base_payload: { url: 'https://example.com/h' } }), 201);
     await waitFor('the batch to be generated', async () => (await a.api('GET', `/batches/${batch.id}`)).body.data?.status === 'ready');
+    // b uses the same prefix offline: the same serial labels get printed at both sites.
+    const clash = await ok(b.api('POST', '/batches', { label: 'Dock', prefix: 'H', quantity: 2, function_type: 'redirect', base_payload: { url: 'https://example.com/d' } }), 201);
+    await waitFor('the second batch to be generated', async () => (await b.api('GET', `/batches/${clash.id}`)).body.data?.status === 'ready');
     await scan(a, nb.slug, 3);
     await scan(b, nb.slug, 2);
     await waitFor('scans recorded', async () => scanCount(a, nb.slug) === 3 && scanCount(b, nb.slug) === 2);
@@ -126,16 +129,29 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     expect(r.rules).toHaveLength(0);
     expect((r.nodes.find((n: any) => n.slug === nb.slug) as any).label).toBe('b-edited-on-a'); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect((r.nodes.find((n: any) => n.slug === nr.slug) as any).status).toBe('paused'); // eslint-disable-line @typescript-eslint/no-explicit-any
+    // Both batches are kept whole; the serials printed twice are logged, not refused.
+    expect(r.nodes.filter((n: any) => n.batch_id === clash.id)).toHaveLength(2); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(r.nodes.filter((n: any) => n.serial === 'H-001')).toHaveLength(2); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const clashes = (await ok(remoteApi(remote, 'GET', '/sync/conflicts'))).filter((c: any) => c.kind === 'serial_clash'); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(clashes).toHaveLength(2);
     // Scans went up once each; the remote counts both sites' scans.
     expect(scansOf(remote.dataDir)).toMatchObject({ distinct: 5, total: 5 });
     expect(scanCount({ dataDir: remote.dataDir } as Site, nb.slug)).toBe(5);
+    // Webhooks: the remote records the events of what the sites pushed; the sites deliver nothing.
+    const events = readDb(remote.dataDir, (db) => db.prepare('SELECT type, data_json FROM outbox_events ORDER BY seq').all() as Array<{ type: string; data_json: string }>);
+    const created = events.filter((e) => e.type === 'node.created').map((e) => JSON.parse(e.data_json).label);
+    expect(created).toEqual(expect.arrayContaining(['from-a', 'from-b', 'from-remote']));
+    expect(events.filter((e) => e.type === 'node.scanned')).toHaveLength(5);
+    expect(events.filter((e) => e.type === 'node.deleted').map((e) => JSON.parse(e.data_json).slug)).toEqual([na.slug]);
+    expect(events.filter((e) => e.type === 'batch.completed')).toHaveLength(2);
+    for (const site of [a, b]) expect(readDb(site.dataDir, (db) => db.prepare('SELECT COUNT(*) FROM webhook_deliveries').pluck().get())).toBe(0);
     // Pushing again changes nothing.
     await syncAll(a, b);
     expect(scansOf(remote.dataDir).total).toBe(5);
   });
 
   it('concurrent edits resolve by last writer the same everywhere; delete beats a later edit, which is logged', async () => {
-    const remote = await startRemote();
+    const remote = await startBusyRemote();
     const a = await startSite(remote.url, remote.key);
     const b = await startSite(remote.url, remote.key);
     await Promise.all([paired(a), paired(b)]);
@@ -171,7 +187,7 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
   });
 
   it('refuses a push whose clock is more than 5 minutes ahead, and pushes are idempotent by seq', async () => {
-    const remote = await startRemote();
+    const remote = await startBusyRemote();
     const site = { site_id: 'site-clock-test', incarnation: 'inc-clock-test' };
     await ok(remoteApi(remote, 'POST', '/sync/sites', { ...site, name: 'fake', token: null, next_token: 'token-0001', claims: [] }));
     const change = (seq: number, ms: number) => ({
@@ -203,7 +219,7 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
 
   for (const where of ['push', 'pull'] as const) {
     it(`SIGKILL of the site during a ${where} whose answer was lost after the remote committed: no loss, no duplicate scan`, async () => {
-      const remote = await startRemote();
+      const remote = await startBusyRemote();
       const proxy = await startFaultProxy(remote.url);
       proxies.push(proxy);
       let site = await startSite(proxy.url, remote.key);
@@ -234,7 +250,7 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
   }
 
   it('SIGKILL of the remote during a push (before and after it committed) loses nothing and applies nothing twice', async () => {
-    const remote = await startRemote();
+    const remote = await startBusyRemote();
     const proxy = await startFaultProxy(remote.url);
     proxies.push(proxy);
     const site = await startSite(proxy.url, remote.key);

@@ -95,6 +95,9 @@ describe('ChangeApplier: field-level last-writer-wins', () => {
     expect(i.node('n1')).toBeUndefined();
     expect(i.db.prepare("SELECT deleted_at IS NOT NULL FROM slugs WHERE slug = 'AAAAAAAC'").pluck().get()).toBe(1);
     expect(i.conflicts).toEqual([{ kind: 'edit_after_delete', detail: expect.objectContaining({ entity: 'node', entity_id: 'n1', fields: { label: 'late' }, deleted_by: 'site-a/1' }) }]);
+    // An edit older than the delete (made before it, or a replay) simply lost: nothing to log.
+    i.apply(edit('n1', { label: 'older' }, 3, 'site-c/1'), create('n1', 'AAAAAAAC', 0));
+    expect(i.conflicts).toHaveLength(1);
     // A delete of a node this side never had still tombstones its slug; its creation arriving later is refused.
     i.apply(del('n2', 'AAAAAAAD', 5, 'site-a/1'), create('n2', 'AAAAAAAD', 0));
     expect(i.node('n2')).toBeUndefined();
@@ -111,8 +114,24 @@ describe('ChangeApplier: field-level last-writer-wins', () => {
     expect(i.conflicts.map((c) => c.kind)).toEqual(['slug_outside_lease', 'slug_duplicate']);
 
     const scan = (id: string) => ({ id, node_id: 'n1', ts: T0, device_type: 'mobile', os: 'ios', browser: null, country: null, source: 'qr', rule_id: null, outcome: 'redirect', is_bot: 0, visitor_hash: 'h' });
-    expect(i.applier.applyScans([scan('site-a/1:1'), scan('site-a/1:2')], i.orgId)).toBe(2);
-    expect(i.applier.applyScans([scan('site-a/1:2'), scan('site-a/1:3'), { ...scan('x:1'), node_id: 'gone' }], i.orgId)).toBe(1);
+    expect(i.applier.applyScans([scan('site-a/1:1'), scan('site-a/1:2')], i.orgId)).toHaveLength(2);
+    expect(i.applier.applyScans([scan('site-a/1:2'), scan('site-a/1:3'), { ...scan('x:1'), node_id: 'gone' }], i.orgId).map((s) => s.id)).toEqual(['site-a/1:3']);
     expect(i.db.prepare("SELECT scan_count FROM nodes WHERE id = 'n1'").pluck().get()).toBe(3);
+  });
+});
+
+describe('ChangeApplier: clashes that never block the queue', () => {
+  it('keeps a clashing batch serial (logged as serial_clash) and logs a change it cannot store', () => {
+    const i = instance();
+    const withSerial = (id: string, slug: string, extra: Record<string, string>) => {
+      const c = create(id, slug, 0);
+      return { ...c, fields: { ...c.fields, ...extra } };
+    };
+    i.apply(withSerial('n1', 'AAAAAAAG', { serial: 'H-0001' }), withSerial('n2', 'AAAAAAAH', { serial: 'H-0001' }));
+    expect(i.db.prepare("SELECT id FROM nodes WHERE serial = 'H-0001' ORDER BY id").pluck().all()).toEqual(['n1', 'n2']);
+    i.apply(withSerial('n3', 'AAAAAAAJ', { hardware_id: 'tag-1' }), withSerial('n4', 'AAAAAAAK', { hardware_id: 'tag-1' }), create('n5', 'AAAAAAAM', 0));
+    expect(i.node('n4')).toBeUndefined();
+    expect(i.node('n5')).toBeDefined();
+    expect(i.conflicts.map((c) => c.kind)).toEqual(['serial_clash', 'not_applicable']);
   });
 });

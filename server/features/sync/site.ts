@@ -284,6 +284,7 @@ export class SiteSync {
       this.repo.deleteSetting(KEYS.pendingToken);
       this.repo.deleteSetting(KEYS.registered);
       this.replication?.changes.startScanEpoch(`${this.siteId}/${incarnation}`);
+      this.replication?.changes.rewindAll();
     });
     if (this.replication) this.replication.capture.writer = this.writer;
     this.logger.info(`sync: new incarnation ${incarnation} (${reason}); blocks held so far are retired`);
