@@ -228,6 +228,12 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     expect((await ok(push('token-0003', 'token-0004', 4, [key]))).acked_seq).toBe(5);
     expect(readDb(remote.dataDir, (db) => db.prepare("SELECT COUNT(*) FROM api_keys WHERE id = 'key-from-site'").pluck().get())).toBe(0);
     expect(readDb(remote.dataDir, (db) => db.prepare("SELECT COUNT(*) FROM templates WHERE id LIKE 'tpl-%'").pluck().get())).toBe(4);
+    // Sync pushes may be large (8 MiB, not the API's 64 KiB): 300 KiB passes, 9 MiB is refused.
+    const big = (n: number, size: number) => Array.from({ length: n }, (_, i) => ({ ...change(6 + i, Date.now()), fields: { ...change(6 + i, Date.now()).fields, payload_json: JSON.stringify({ url: `https://example.com/${'x'.repeat(size)}` }) } }));
+    expect((await ok(push('token-0004', 'token-0005', 5, big(300, 1000)))).acked_seq).toBe(305);
+    const tooBig = await push('token-0005', 'token-0006', 305, big(9, 1024 * 1024));
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.body.error).toBe('Request body too large (limit 8 MiB)');
   });
 
   for (const where of ['push', 'pull'] as const) {
