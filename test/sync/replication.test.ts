@@ -59,6 +59,7 @@ function snapshot(dataDir: string) {
     batches: db.prepare('SELECT id, label, prefix, quantity, serial_start FROM batches ORDER BY id').all(),
     webhooks: db.prepare('SELECT id, url, events_json, secret, active FROM webhooks ORDER BY id').all(),
     tombstoned: db.prepare('SELECT slug FROM slugs WHERE deleted_at IS NOT NULL ORDER BY slug').pluck().all(),
+    slugs: db.prepare('SELECT slug, node_id, minted_at FROM slugs ORDER BY slug').all(),
   }));
 }
 

@@ -185,7 +185,8 @@ export class ChangeApplier {
     const cols = ['id', ...spec.cols, ...Object.keys(extra)];
     const values = [change.entity_id, ...spec.cols.map((c) => f[c]!), ...Object.values(extra)];
     this.as(change, () => {
-      if (slugToInsert) this.repo.insertSlug(slugToInsert, ctx.orgId, change.entity_id, String(f.created_at));
+      const minted = typeof change.fields.minted_at === 'string' ? change.fields.minted_at : String(f.created_at);
+      if (slugToInsert) this.repo.insertSlug(slugToInsert, ctx.orgId, change.entity_id, minted);
       this.repo.insertRow(spec.table, cols, values);
     });
     for (const c of spec.cols) this.repo.setVersion(change.entity, change.entity_id, c, change);
