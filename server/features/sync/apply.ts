@@ -128,12 +128,33 @@ export class ChangeApplier {
     const spec = ENTITY_TABLES[change.entity];
     const org = this.repo.orgOf(change.entity, spec.table, change.entity_id);
     if (org !== undefined && org !== ctx.orgId) return;
+    if (org !== undefined) this.logLaterEdits(change, ctx);
     this.repo.addTombstone(change.entity, change.entity_id, change);
     this.as(change, () => {
       if (change.entity === 'node' && typeof change.fields.slug === 'string') this.repo.tombstoneSlug(change.fields.slug, ctx.orgId, change.entity_id, ctx.now);
       if (org !== undefined) this.repo.deleteRow(spec.table, change.entity_id);
     });
     if (org !== undefined) ctx.applied?.(change, 'deleted');
+  }
+
+  /**
+   * A delete arriving after edits that were made after it (by HLC): the edits lose all the same
+   * (delete is final) and are logged, as they would have been had they arrived after the delete.
+   */
+  private logLaterEdits(change: SyncChangeT, ctx: ApplyContext): void {
+    const later = this.repo.versionsAfter(change.entity, change.entity_id, change);
+    if (later.length === 0) return;
+    const row = this.repo.row(ENTITY_TABLES[change.entity].table, change.entity_id) ?? {};
+    const edits = new Map<string, { writer: string; hlc: string; fields: Record<string, Value> }>();
+    for (const v of later) {
+      const key = `${v.hlc}/${v.writer}`;
+      const edit = edits.get(key) ?? { writer: v.writer, hlc: v.hlc, fields: {} };
+      edit.fields[v.field] = row[v.field] ?? null;
+      edits.set(key, edit);
+    }
+    for (const e of edits.values()) {
+      ctx.conflict('edit_after_delete', { entity: change.entity, entity_id: change.entity_id, ...e, deleted_by: change.writer, deleted_hlc: change.hlc });
+    }
   }
 
   private insert(change: SyncChangeT, ctx: ApplyContext): void {

@@ -278,6 +278,9 @@ export class ReplicationRepo {
       tombstone: db.prepare('SELECT hlc, writer FROM sync_tombstones WHERE entity = ? AND entity_id = ?'),
       addTombstone: db.prepare('INSERT OR IGNORE INTO sync_tombstones (entity, entity_id, hlc, writer) VALUES (?, ?, ?, ?)'),
       version: db.prepare('SELECT hlc, writer FROM sync_versions WHERE entity = ? AND entity_id = ? AND field = ?'),
+      versionsAfter: db.prepare(
+        'SELECT field, hlc, writer FROM sync_versions WHERE entity = ? AND entity_id = ? AND (hlc > ? OR (hlc = ? AND writer > ?)) ORDER BY hlc, writer, field',
+      ),
       setVersion: db.prepare(
         `INSERT INTO sync_versions (entity, entity_id, field, hlc, writer) VALUES (?, ?, ?, ?, ?)
            ON CONFLICT (entity, entity_id, field) DO UPDATE SET hlc = excluded.hlc, writer = excluded.writer
@@ -342,6 +345,13 @@ export class ReplicationRepo {
   }
   version(entity: string, id: string, field: string): Version | undefined {
     return this.stmts.version.get(entity, id, field) as Version | undefined;
+  }
+  /** The fields of an entity last written after `v` (edits made after a delete that arrived later). */
+  versionsAfter(entity: string, id: string, v: Version): Array<Version & { field: string }> {
+    return this.stmts.versionsAfter.all(entity, id, v.hlc, v.hlc, v.writer) as Array<Version & { field: string }>;
+  }
+  row(table: string, id: string): Record<string, Value> | undefined {
+    return this.stmt(`SELECT * FROM ${table} WHERE id = ?`).get(id) as Record<string, Value> | undefined;
   }
   /** Records a field's version unless the stored one is newer. */
   setVersion(entity: string, id: string, field: string, v: Version): void {
