@@ -43,12 +43,6 @@ export interface ScanHandlerDeps {
    * for a file database; see sink.ts backgroundCheckpoints).
    */
   backgroundCheckpoints?: boolean;
-  /**
-   * Inline writer at synchronous=FULL: `off-thread` (default) commits at NORMAL and fdatasyncs the
-   * WAL on the thread pool before answering (same guarantee, the event loop does not wait for the
-   * disk); `inline` lets SQLite fsync inside COMMIT.
-   */
-  fsync?: 'off-thread' | 'inline';
   /** Batches handed to the writer and not yet committed, at most (default 2). */
   maxInFlight?: number;
   /** Called after each group commit with the number of scans recorded (e.g. wake webhook delivery). */
@@ -151,7 +145,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   let lastScanAt = 0;
   const maxInFlight = deps.maxInFlight ?? 2;
   const sink: ScanSink =
-    (deps.writer === 'worker' ? workerSink(deps.db, onError) : null) ?? inlineSink(deps.db, { fsync: deps.fsync ?? 'off-thread' });
+    (deps.writer === 'worker' ? workerSink(deps.db, onError) : null) ?? inlineSink(deps.db);
   // The worker sink runs its own checkpointer; inline, checkpoints move off this thread here.
   const stopCheckpoints = deps.writer === 'worker' || deps.backgroundCheckpoints === false ? null : backgroundCheckpoints(deps.db, onError);
 

@@ -3,7 +3,6 @@
  * connection) or a worker thread with its own connection. Either way the callback runs only
  * after the batch committed (or failed), and the handler answers the scans only then.
  */
-import { close, fdatasync, open } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { Database } from 'better-sqlite3';
 import { ScanWriter, type ScanRecord, type WriteResult } from './writer.ts';
@@ -13,94 +12,20 @@ export interface ScanSink {
   close(): Promise<void>;
 }
 
-/** `fsync: 'inline'` keeps SQLite's own fsync inside COMMIT (the behaviour before off-thread sync). */
-export function inlineSink(db: Database, options: { fsync?: 'off-thread' | 'inline' } = {}): ScanSink {
+export function inlineSink(db: Database): ScanSink {
   const writer = new ScanWriter(db);
-  const walSync = options.fsync === 'inline' ? null : offThreadWalSync(db);
   return {
     write(scans, done) {
       let results: WriteResult;
       try {
-        results = walSync ? walSync.commit(() => writer.write(scans)) : writer.write(scans);
+        results = writer.write(scans);
       } catch (err) {
         done(err instanceof Error ? err : new Error(String(err)));
         return;
       }
-      if (!walSync) return done(null, results);
-      walSync.synced((err) => (err ? done(err) : done(null, results)));
+      done(null, results);
     },
-    async close() {
-      await walSync?.idle();
-    },
-  };
-}
-
-/**
- * Group commit without blocking the event loop on fsync. At synchronous=FULL a WAL commit
- * fsyncs the WAL file inside COMMIT, on this thread, stalling every request for the disk.
- * Here the scan transaction commits at synchronous=NORMAL (its WAL frames are written to the OS,
- * not flushed) and the WAL file is then fsynced on libuv's thread pool; the batch's callback
- * (which answers the scans) runs only after that fsync returned. So an answered scan is on disk
- * exactly as with FULL, while the next batch is parsed, resolved and committed meanwhile.
- * Concurrent batches share fsyncs: one fsync covers every commit written before it started.
- * Null (plain FULL or NORMAL commits) for an in-memory database or when synchronous < FULL.
- */
-export function offThreadWalSync(db: Database): {
-  commit<T>(fn: () => T): T;
-  synced(cb: (err: Error | null) => void): void;
-  idle(): Promise<void>;
-} | null {
-  if (db.memory || !db.name || db.name === ':memory:') return null;
-  const level = Number(db.pragma('synchronous', { simple: true }));
-  if (level < 2) return null;
-  const relax = db.prepare('PRAGMA synchronous = NORMAL');
-  const restore = db.prepare(`PRAGMA synchronous = ${level === 3 ? 'EXTRA' : 'FULL'}`);
-  const walPath = `${db.name}-wal`;
-  let running = false;
-  /** Callbacks whose commits happened before the running fsync started: answered by it. */
-  let current: Array<(err: Error | null) => void> = [];
-  /** Callbacks committed while an fsync runs: they need the next one. */
-  let next: Array<(err: Error | null) => void> = [];
-  let idleWaiters: Array<() => void> = [];
-
-  function start(): void {
-    running = true;
-    current = next;
-    next = [];
-    // Opened per fsync (cheap, on the pool): always the WAL file SQLite writes now.
-    open(walPath, 'r+', (openErr, fd) => {
-      if (openErr) return finish(openErr);
-      fdatasync(fd, (syncErr) => close(fd, () => finish(syncErr)));
-    });
-  }
-  function finish(err: NodeJS.ErrnoException | null): void {
-    const cbs = current;
-    current = [];
-    running = false;
-    for (const cb of cbs) cb(err);
-    if (next.length > 0) start();
-    else {
-      const waiters = idleWaiters;
-      idleWaiters = [];
-      waiters.forEach((w) => w());
-    }
-  }
-  return {
-    commit(fn) {
-      relax.run();
-      try {
-        return fn();
-      } finally {
-        restore.run();
-      }
-    },
-    synced(cb) {
-      next.push(cb);
-      if (!running) start();
-    },
-    idle() {
-      return running ? new Promise((resolve) => idleWaiters.push(resolve)) : Promise.resolve();
-    },
+    async close() {},
   };
 }
 
