@@ -188,13 +188,13 @@ try {
     const bare = await startChild(['bare']);
     bareRounds.push(await load(bare.port, slugs, bare.child.pid));
     await stopChild(bare.child);
-    const scan = await startChild(['scan', dir, 'full']);
-    scanRounds.push(await load(scan.port, slugs, scan.child.pid));
-    await stopChild(scan.child);
-    if (withNormal) {
-      const normal = await startChild(['scan', dir, 'normal']);
-      normalRounds.push(await load(normal.port, slugs, normal.child.pid));
-      await stopChild(normal.child);
+    // FULL and NORMAL swap places every round: the later run meets a bigger database and
+    // whatever the machine does next, which showed as a bias of its own in A/B runs.
+    const order: Array<'full' | 'normal'> = !withNormal ? ['full'] : round % 2 === 0 ? ['full', 'normal'] : ['normal', 'full'];
+    for (const sync of order) {
+      const server = await startChild(['scan', dir, sync]);
+      (sync === 'full' ? scanRounds : normalRounds).push(await load(server.port, slugs, server.child.pid));
+      await stopChild(server.child);
     }
   }
   const median = (xs: Figures[]): Figures => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)] as Figures;
