@@ -56,10 +56,10 @@ test.afterAll(async () => {
   await Promise.all(started.splice(0).map((p) => p.stop()));
 });
 
-test('a standalone instance shows "Not synced" in the sidebar, linking to the pairing form', async ({ page }) => {
+test('a standalone instance shows "Standalone" in the sidebar, linking to the pairing form', async ({ page }) => {
   await openConsole(page, '/nodes');
   const indicator = page.getByTestId('sync-indicator');
-  await expect(indicator).toHaveText('Not synced');
+  await expect(indicator).toHaveText('Standalone');
   await expect(indicator).toHaveClass(/sync-grey/);
   await indicator.click();
   await expect(page).toHaveURL(/\/console\/sync$/);
@@ -85,7 +85,7 @@ test('pairs from the Sync screen, shows the remote, reserve and conflicts, and g
   await form.getByLabel('Remote API key').fill('wmk_wrongKey');
   await form.getByRole('button', { name: 'Pair' }).click();
   await expect(form.getByText('The remote refused this key (401)')).toBeVisible();
-  await expect(page.getByTestId('sync-indicator')).toHaveText('Not synced');
+  await expect(page.getByTestId('sync-indicator')).toHaveText('Standalone');
 
   await form.getByLabel('Remote API key').fill(remote.key);
   await form.getByRole('button', { name: 'Pair' }).click();

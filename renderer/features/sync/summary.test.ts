@@ -23,7 +23,7 @@ const conflict = { id: 1, kind: 'block_conflict', detail: {}, detected_at: '2026
 describe('sync indicator summary', () => {
   it('green online, grey offline or standalone, amber when something waits', () => {
     expect(summarize(paired)).toMatchObject({ tone: 'green', label: 'Online' });
-    expect(summarize({ ...paired, mode: 'standalone', remote: null })).toMatchObject({ tone: 'grey', label: 'Not synced' });
+    expect(summarize({ ...paired, mode: 'standalone', remote: null })).toMatchObject({ tone: 'grey', label: 'Standalone' });
     expect(summarize({ ...paired, online: false, pending_changes: 3 })).toMatchObject({ tone: 'grey', label: 'Offline', detail: 'Remote unreachable · 3 pending' });
     expect(summarize({ ...paired, pending_changes: 3, conflicts: [conflict, { ...conflict, id: 2 }] })).toMatchObject({ tone: 'amber', label: '2 conflicts, 3 pending' });
     expect(summarize({ ...paired, last_error: 'Remote refused (401): Invalid or missing API key' })).toMatchObject({ tone: 'amber', label: 'Sync error' });

@@ -4,7 +4,7 @@ export type SyncTone = 'green' | 'grey' | 'amber';
 
 /** One word and a colour for the indicator: green online, grey offline or standalone, amber when something waits. */
 export function summarize(s: SyncStatusT): { tone: SyncTone; label: string; detail: string } {
-  if (s.mode === 'standalone') return { tone: 'grey', label: 'Not synced', detail: 'Standalone: not paired with a remote' };
+  if (s.mode === 'standalone') return { tone: 'grey', label: 'Standalone', detail: 'Not paired with a remote: nothing to sync' };
   const waiting: string[] = [];
   if (s.conflicts.length > 0) waiting.push(`${s.conflicts.length} conflict${s.conflicts.length === 1 ? '' : 's'}`);
   if (s.pending_changes > 0) waiting.push(`${s.pending_changes} pending`);
