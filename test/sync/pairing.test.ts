@@ -163,4 +163,33 @@ describe('runtime pairing', () => {
       await remote.close();
     }
   });
+
+  it('a site with two local organizations pushes only the one bound to the remote', async () => {
+    const remote = await startTestServer();
+    const site = await startTestServer({ dataDir: dir() });
+    try {
+      const other = site.running.app.services.keys.createOrgWithKey('Other team', 'First key');
+      const asOther = (method: string, path: string, body?: unknown) => apiRequest(site.url, method, path, body, other.apiKey);
+      const ok = await site.api('POST', '/sync/pair', { remote: remote.url, remote_key: remote.apiKey });
+      expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+      const node = { function_type: 'redirect', payload: { url: 'https://example.com' } };
+      const mine = (await site.api('POST', '/nodes', { ...node, label: 'Bound org' })).body.data.slug as string;
+      const theirs = (await asOther('POST', '/nodes', { ...node, label: 'Other org' })).body.data.slug as string;
+      await asOther('PATCH', `/nodes/${theirs}`, { label: 'Other org, edited' });
+      const theirTemplate = await asOther('POST', '/templates', { name: 'Theirs', function_type: 'redirect', payload: { url: 'https://example.com' } });
+      expect(theirTemplate.status).toBe(201);
+      expect((await fetch(`${site.url}/v/${theirs}`, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) Mobile/15E148' } })).status).toBe(302);
+
+      const status = (await site.api('POST', '/sync/run')).body.data;
+      expect(status).toMatchObject({ last_error: null, pending_changes: 0 });
+      expect((await apiRequest(remote.url, 'GET', `/nodes/${mine}`, undefined, remote.apiKey)).status).toBe(200);
+      expect((await apiRequest(remote.url, 'GET', `/nodes/${theirs}`, undefined, remote.apiKey)).status).toBe(404);
+      const templates = (await apiRequest(remote.url, 'GET', '/templates', undefined, remote.apiKey)).body.data as Array<{ name: string }>;
+      expect(templates.map((t) => t.name)).not.toContain('Theirs');
+      expect(remote.running.db.prepare('SELECT count(*) FROM scan_events').pluck().get()).toBe(0);
+    } finally {
+      await site.close();
+      await remote.close();
+    }
+  });
 });

@@ -33,7 +33,7 @@ const toChange = (r: OutboxRow): SyncChangeT => ({
 });
 
 /** Extends a page of pending rows (in seq order) so that no transaction group and no batch is cut in two. */
-function wholeGroups(repo: ReplicationRepo, rows: OutboxRow[]): OutboxRow[] {
+function wholeGroups(repo: ReplicationRepo, rows: OutboxRow[], orgId: string): OutboxRow[] {
   if (rows.length === 0) return rows;
   let end = rows[rows.length - 1]!.seq;
   for (;;) {
@@ -43,7 +43,7 @@ function wholeGroups(repo: ReplicationRepo, rows: OutboxRow[]): OutboxRow[] {
       if (r.hold) want = Math.max(want, repo.pendingEnd('hold', r.hold));
     }
     if (want <= end) return rows;
-    rows = rows.concat(repo.pendingBetween(end, want));
+    rows = rows.concat(repo.pendingBetween(end, want, orgId));
     end = want;
   }
 }
@@ -60,8 +60,9 @@ export class SiteChanges {
     this.capture = capture;
   }
 
-  pendingCount(): number {
-    return this.rows.pendingCount();
+  /** Rows of `orgId` (the organization bound to the remote) waiting to be pushed. */
+  pendingCount(orgId: string): number {
+    return this.rows.pendingCount(orgId);
   }
 
   /** The highest seq the remote has acknowledged (all rows up to it are pushed). */
@@ -74,9 +75,9 @@ export class SiteChanges {
    * finished generating (then all of it at once). Stops before the first row of a batch still
    * generating, so everything after it waits too (order is kept).
    */
-  nextChanges(limit: number): SyncChangeT[] {
+  nextChanges(orgId: string, limit: number): SyncChangeT[] {
     const ready: OutboxRow[] = [];
-    for (const r of this.rows.pending(limit)) {
+    for (const r of this.rows.pending(orgId, limit)) {
       if (r.hold) {
         const status = this.rows.batchStatus(r.hold);
         if (status === 'pending' || status === 'generating') break;
@@ -86,13 +87,13 @@ export class SiteChanges {
     // Rows written before this instance had a writer id (CLI, the snapshot of migration 055) go
     // under the current one: the remote accepts only this site's writer ids.
     const writer = this.capture.writer;
-    return wholeGroups(this.rows, ready).map((r) => toChange(r.writer === UNPAIRED_WRITER ? { ...r, writer } : r));
+    return wholeGroups(this.rows, ready, orgId).map((r) => toChange(r.writer === UNPAIRED_WRITER ? { ...r, writer } : r));
   }
 
   /** Scans recorded since the last acknowledged one, with their global ids. */
-  nextScans(limit: number): Array<SyncScanT & { local: number }> {
+  nextScans(orgId: string, limit: number): Array<SyncScanT & { local: number }> {
     const after = Number(this.settings.getSetting('sync.scans_acked') ?? '0');
-    return this.rows.scansAfter(after, limit).map(({ id, writer, ...s }) => ({ ...s, id: `${writer ?? this.capture.writer}:${id}`, local: id, is_bot: s.is_bot ? 1 : 0 }));
+    return this.rows.scansAfter(after, orgId, limit).map(({ id, writer, ...s }) => ({ ...s, id: `${writer ?? this.capture.writer}:${id}`, local: id, is_bot: s.is_bot ? 1 : 0 }));
   }
 
   /** After an acknowledged push: everything up to ackedSeq is pushed, scans up to lastScan too. */

@@ -303,17 +303,18 @@ export class ReplicationRepo {
       ),
       addScanCount: db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?'),
       // site side
-      pendingCount: db.prepare('SELECT COUNT(*) FROM sync_outbox WHERE pushed = 0').pluck(),
-      pending: db.prepare('SELECT * FROM sync_outbox WHERE pushed = 0 ORDER BY seq LIMIT ?'),
+      // A site pushes only its bound organization's rows (another local organization is not paired).
+      pendingCount: db.prepare('SELECT COUNT(*) FROM sync_outbox WHERE pushed = 0 AND org_id = ?').pluck(),
+      pending: db.prepare('SELECT * FROM sync_outbox WHERE pushed = 0 AND org_id = ? ORDER BY seq LIMIT ?'),
       pendingGroupEnd: db.prepare('SELECT MAX(seq) FROM sync_outbox WHERE group_id = ? AND pushed = 0').pluck(),
       pendingHoldEnd: db.prepare('SELECT MAX(seq) FROM sync_outbox WHERE hold = ? AND pushed = 0').pluck(),
-      pendingBetween: db.prepare('SELECT * FROM sync_outbox WHERE seq > ? AND seq <= ? AND pushed = 0 ORDER BY seq'),
+      pendingBetween: db.prepare('SELECT * FROM sync_outbox WHERE seq > ? AND seq <= ? AND pushed = 0 AND org_id = ? ORDER BY seq'),
       markPushed: db.prepare('UPDATE sync_outbox SET pushed = 1 WHERE pushed = 0 AND seq <= ?'),
       rewind: db.prepare("UPDATE sync_outbox SET pushed = 0 WHERE pulled = 0 AND entity <> 'api_key' AND seq > ?"),
       scansAfter: db.prepare(
         `SELECT id, node_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash,
                 (SELECT writer FROM sync_scan_epochs WHERE first_id <= scan_events.id ORDER BY first_id DESC LIMIT 1) AS writer
-           FROM scan_events WHERE id > ? AND sync_id IS NULL ORDER BY id LIMIT ?`,
+           FROM scan_events WHERE id > ? AND sync_id IS NULL AND org_id = ? ORDER BY id LIMIT ?`,
       ),
       maxScanId: db.prepare('SELECT COALESCE(MAX(id), 0) FROM scan_events').pluck(),
       setScanEpoch: db.prepare('INSERT OR REPLACE INTO sync_scan_epochs (first_id, writer) VALUES (?, ?)'),
@@ -415,18 +416,18 @@ export class ReplicationRepo {
   }
 
   // ---- site side: the queue ----
-  pendingCount(): number {
-    return this.stmts.pendingCount.get() as number;
+  pendingCount(orgId: string): number {
+    return this.stmts.pendingCount.get(orgId) as number;
   }
-  pending(limit: number): OutboxRow[] {
-    return this.stmts.pending.all(limit) as OutboxRow[];
+  pending(orgId: string, limit: number): OutboxRow[] {
+    return this.stmts.pending.all(orgId, limit) as OutboxRow[];
   }
   /** The last pending seq of a transaction group or of a batch's rows. */
   pendingEnd(by: 'group' | 'hold', key: string): number {
     return ((by === 'group' ? this.stmts.pendingGroupEnd : this.stmts.pendingHoldEnd).get(key) as number | null) ?? 0;
   }
-  pendingBetween(after: number, upTo: number): OutboxRow[] {
-    return this.stmts.pendingBetween.all(after, upTo) as OutboxRow[];
+  pendingBetween(after: number, upTo: number, orgId: string): OutboxRow[] {
+    return this.stmts.pendingBetween.all(after, upTo, orgId) as OutboxRow[];
   }
   markPushed(upTo: number): void {
     this.stmts.markPushed.run(upTo);
@@ -435,8 +436,8 @@ export class ReplicationRepo {
   rewind(after: number): void {
     this.stmts.rewind.run(after);
   }
-  scansAfter(after: number, limit: number): ScanRow[] {
-    return this.stmts.scansAfter.all(after, limit) as ScanRow[];
+  scansAfter(after: number, orgId: string, limit: number): ScanRow[] {
+    return this.stmts.scansAfter.all(after, orgId, limit) as ScanRow[];
   }
   maxScanId(): number {
     return this.stmts.maxScanId.get() as number;

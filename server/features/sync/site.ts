@@ -127,7 +127,7 @@ export class SiteSync {
   }
 
   needsWork(): boolean {
-    return this.canSync() && (!this.isRegistered() || this.wantedBlocks() > 0 || (this.replication?.changes.pendingCount() ?? 0) > 0);
+    return this.canSync() && (!this.isRegistered() || this.wantedBlocks() > 0 || this.pendingChanges() > 0);
   }
 
   /**
@@ -197,10 +197,11 @@ export class SiteSync {
    */
   private async push(): Promise<void> {
     const { changes, pageSize = 1000 } = this.replication!;
+    const orgId = this.localOrg();
     for (;;) {
-      const page = changes.nextChanges(pageSize);
+      const page = changes.nextChanges(orgId, pageSize);
       // Scans go once the changes before them are through (their nodes must exist at the remote).
-      const scans = page.length < pageSize && changes.pendingCount() === page.length ? changes.nextScans(pageSize * 5) : [];
+      const scans = page.length < pageSize && changes.pendingCount(orgId) === page.length ? changes.nextScans(orgId, pageSize * 5) : [];
       if (page.length === 0 && scans.length === 0) return;
       const incarnation = this.incarnation;
       const nextToken = this.pendingToken();
@@ -249,6 +250,13 @@ export class SiteSync {
       });
       if (!page.more) return;
     }
+  }
+
+  /** Changes of the bound organization waiting to be pushed (0 while no organization is bound). */
+  private pendingChanges(): number {
+    if (!this.replication) return 0;
+    const bound = this.repo.getSetting('sync.local_org') ?? (this.repo.orgIds().length === 1 ? this.repo.orgIds()[0]! : null);
+    return bound ? this.replication.changes.pendingCount(bound) : 0;
   }
 
   /** The local organization bound to the remote's (sync.local_org, or the only one there is). */
@@ -308,7 +316,7 @@ export class SiteSync {
       last_error: paired && !this.client ? 'No remote key given (--remote-key or WAYMARK_REMOTE_KEY): the site cannot reach its remote' : this.lastError,
       next_attempt_at: this.nextAttemptAt,
       reserve: { slugs_left: paired ? reserve.slugs : 0, blocks: paired ? reserve.blocks : 0, target_blocks: paired ? this.reserveBlocks : 0 },
-      pending_changes: paired && this.replication ? this.replication.changes.pendingCount() : 0,
+      pending_changes: paired ? this.pendingChanges() : 0,
       conflicts: this.conflicts().filter((c) => c.resolved_at === null),
     };
   }
