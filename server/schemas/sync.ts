@@ -192,9 +192,18 @@ export const ChangesQuery = z.strictObject({
   incarnation: id,
 });
 
+/** A conflict the remote found in the asking site's pushes, sent down so the site's console shows it. */
+export const RemoteConflict = z.object({
+  id: z.number().int(),
+  kind: z.string(),
+  detail: z.record(z.string(), z.unknown()),
+  detected_at: z.string(),
+}).meta({ id: 'SyncRemoteConflict' });
+
 export const ChangesPage = z
   .object({
     changes: z.array(SyncChange),
+    conflicts: z.array(RemoteConflict).meta({ description: 'Conflicts found at the remote in this site\'s pushes since the cursor.' }),
     next_cursor: z.string().meta({ description: 'Opaque; pass it back as cursor.' }),
     more: z.boolean(),
   })

@@ -1,7 +1,9 @@
+import { execFileSync } from 'node:child_process';
 import { cpSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startFaultProxy } from '../support/faultProxy.ts';
-import { apiRequest } from '../support/server.ts';
+import { apiRequest, repoRoot } from '../support/server.ts';
 import {
   dir,
   kill,
@@ -189,6 +191,23 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     const conflicts = await ok(remoteApi(remote, 'GET', '/sync/conflicts'));
     const late = conflicts.find((c: any) => c.kind === 'edit_after_delete'); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(late.detail).toMatchObject({ entity: 'node', entity_id: n2.id, fields: { label: 'edited-after-delete' } });
+    // The site whose edit lost hears of it from the remote (the other site does not).
+    const atB = (await ok(b.api('GET', '/sync/conflicts'))) as Array<{ kind: string; detail: Record<string, unknown> }>;
+    expect(atB.filter((c) => c.detail.found_at === 'remote')).toEqual([
+      expect.objectContaining({ kind: 'edit_after_delete', detail: expect.objectContaining({ entity_id: n2.id, site_id: late.detail.site_id }) }),
+    ]);
+    const atA = (await ok(a.api('GET', '/sync/conflicts'))) as Array<{ detail: Record<string, unknown> }>;
+    expect(atA.filter((c) => c.detail.found_at === 'remote')).toEqual([]);
+    await syncAll(a, b); // sent down once
+    expect(((await ok(b.api('GET', '/sync/conflicts'))) as Array<{ detail: Record<string, unknown> }>).filter((c) => c.detail.found_at === 'remote')).toHaveLength(1);
+    // Conflicts belong to their organization: another organization's key on the remote sees none.
+    const other = JSON.parse(
+      execFileSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'org', 'create', '--name', 'Other', '--data', remote.dataDir, '--json']).toString(),
+    ) as { api_key: string };
+    const asOther = (method: string, path: string) => apiRequest(remote.url, method, path, undefined, other.api_key);
+    expect((await ok(asOther('GET', '/sync/conflicts')))).toEqual([]);
+    expect((await ok(asOther('GET', '/sync/status'))).conflicts).toEqual([]);
+    expect((await asOther('POST', `/sync/conflicts/${late.id}/resolve`)).status).toBe(404);
     // Resolving a conflict takes it off the status.
     expect((await ok(remoteApi(remote, 'GET', '/sync/status'))).conflicts.map((c: any) => c.id)).toContain(late.id); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect((await ok(remoteApi(remote, 'POST', `/sync/conflicts/${late.id}/resolve`))).resolved_at).not.toBeNull();

@@ -133,7 +133,12 @@ interface Cursor {
   v: 1;
   feed: string;
   seq: number;
+  /** The last of the asking site's conflicts sent down (absent in cursors of older versions: 0). */
+  c?: number;
 }
+
+/** Conflicts sent down per page, at most. */
+const CONFLICTS_PER_PAGE = 100;
 
 /** Webhook events for what sites' pushes changed here (paired sites deliver none themselves). */
 export interface RemoteEvents {
@@ -186,7 +191,7 @@ export class RemoteChanges {
         orgId,
         now: this.now(),
         checkSlug: (slug) => (this.registry.validateSlug(orgId, input.site_id, slug).ok ? null : 'slug_outside_lease'),
-        conflict: (kind, detail) => this.conflict(kind, { ...detail, site_id: input.site_id }),
+        conflict: (kind, detail) => this.conflict(orgId, kind, { ...detail, site_id: input.site_id }),
         applied: (change, effect) => this.events?.applied(orgId, change, effect),
       };
       for (const change of input.changes) {
@@ -206,7 +211,8 @@ export class RemoteChanges {
   changes(orgId: string, writer: string, cursor: string | undefined, limit: number): ChangesPageT {
     const feed = this.feedId();
     const head = this.rows.feedHead(orgId);
-    let after = decodeCursor(cursor, feed);
+    const position = decodeCursor(cursor, feed);
+    let after = position.seq;
     // A cursor beyond the head comes from before a restore of this remote: start over (replaying
     // is harmless, every field is last-writer-wins and deletes are final).
     if (after > head) after = 0;
@@ -218,16 +224,20 @@ export class RemoteChanges {
       if (groupEnd > last.seq) rows = rows.concat(this.rows.feedBetween(last.seq, groupEnd, orgId));
     }
     const end = rows.length ? rows[rows.length - 1]!.seq : after;
+    const siteId = writer.slice(0, writer.indexOf('/'));
+    const conflicts = this.repo.conflictsForSite(orgId, siteId, position.c, CONFLICTS_PER_PAGE);
+    const lastConflict = conflicts.length ? conflicts[conflicts.length - 1]!.id : position.c;
     return {
       // No echoes: the asking writer already has its own changes.
       changes: rows.filter((r) => r.writer !== writer).map(toChange),
-      next_cursor: encodeCursor({ v: 1, feed, seq: end }),
-      more: end < head,
+      conflicts: conflicts.map((c) => ({ id: c.id, kind: c.kind, detail: JSON.parse(c.detail_json) as Record<string, unknown>, detected_at: c.detected_at })),
+      next_cursor: encodeCursor({ v: 1, feed, seq: end, c: lastConflict }),
+      more: end < head || conflicts.length === CONFLICTS_PER_PAGE,
     };
   }
 
-  private conflict(kind: ConflictKind, detail: Record<string, unknown>): void {
-    this.repo.insertConflict(kind, detail, this.now());
+  private conflict(orgId: string, kind: ConflictKind, detail: Record<string, unknown>): void {
+    this.repo.insertConflict(kind, detail, this.now(), orgId);
   }
 
   private feedId(): string {
@@ -244,14 +254,18 @@ export function encodeCursor(c: Cursor): string {
   return Buffer.from(JSON.stringify(c)).toString('base64url');
 }
 
-/** The seq to read after; 0 (a full resync) for no cursor or one from another feed. */
-export function decodeCursor(cursor: string | undefined, feed: string): number {
-  if (!cursor) return 0;
+/**
+ * Where to read on: the feed seq and the last conflict sent down; 0 (a full resync) for no cursor
+ * or one from another feed. Conflicts are not tied to the feed: their position survives a rebuild.
+ */
+export function decodeCursor(cursor: string | undefined, feed: string): { seq: number; c: number } {
+  if (!cursor) return { seq: 0, c: 0 };
   try {
     const c = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as Partial<Cursor>;
-    if (c.v === 1 && c.feed === feed && Number.isInteger(c.seq) && c.seq! >= 0) return c.seq!;
+    const conflict = Number.isInteger(c.c) && c.c! >= 0 ? c.c! : 0;
+    if (c.v === 1 && c.feed === feed && Number.isInteger(c.seq) && c.seq! >= 0) return { seq: c.seq!, c: conflict };
+    return { seq: 0, c: conflict };
   } catch {
-    // fall through
+    return { seq: 0, c: 0 };
   }
-  return 0;
 }

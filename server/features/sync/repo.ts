@@ -101,9 +101,13 @@ export class SyncRepo {
              used = excluded.used, reason = excluded.reason, updated_at = excluded.updated_at`,
       ),
       openBlocks: db.prepare(`SELECT block, next_offset FROM slug_blocks WHERE next_offset < ${BLOCK_SIZE}`),
-      insertConflict: db.prepare('INSERT INTO sync_conflicts (kind, detail_json, detected_at) VALUES (?, ?, ?)'),
-      conflicts: db.prepare('SELECT * FROM sync_conflicts ORDER BY id'),
-      resolveConflict: db.prepare('UPDATE sync_conflicts SET resolved_at = COALESCE(resolved_at, ?) WHERE id = ?'),
+      insertConflict: db.prepare('INSERT INTO sync_conflicts (kind, detail_json, detected_at, org_id, remote_id) VALUES (?, ?, ?, ?, ?)'),
+      conflicts: db.prepare('SELECT * FROM sync_conflicts WHERE org_id = ? OR org_id IS NULL ORDER BY id'),
+      allConflicts: db.prepare('SELECT * FROM sync_conflicts ORDER BY id'),
+      conflictsForSite: db.prepare(
+        "SELECT * FROM sync_conflicts WHERE org_id = ? AND id > ? AND json_extract(detail_json, '$.site_id') = ? ORDER BY id LIMIT ?",
+      ),
+      resolveConflict: db.prepare('UPDATE sync_conflicts SET resolved_at = COALESCE(resolved_at, ?) WHERE id = ? AND (org_id = ? OR org_id IS NULL)'),
       pendingBatchDemand: db.prepare(
         "SELECT COALESCE(SUM(quantity - nodes_generated), 0) FROM batches WHERE status IN ('pending', 'generating')",
       ).pluck(),
@@ -211,14 +215,20 @@ export class SyncRepo {
   openBlocks(): Array<{ block: number; next_offset: number }> {
     return this.stmts.openBlocks.all() as Array<{ block: number; next_offset: number }>;
   }
-  insertConflict(kind: string, detail: unknown, at: string): void {
-    this.stmts.insertConflict.run(kind, JSON.stringify(detail), at);
+  /** `orgId` null: a conflict of the instance itself (a block conflict), shown to every organization. */
+  insertConflict(kind: string, detail: unknown, at: string, orgId: string | null, remoteId: number | null = null): void {
+    this.stmts.insertConflict.run(kind, JSON.stringify(detail), at, orgId, remoteId);
   }
-  resolveConflict(id: number, at: string): void {
-    this.stmts.resolveConflict.run(at, id);
+  resolveConflict(id: number, at: string, orgId: string): void {
+    this.stmts.resolveConflict.run(at, id, orgId);
   }
-  conflicts(): ConflictRow[] {
-    return this.stmts.conflicts.all() as ConflictRow[];
+  /** Remote side: conflicts found in `siteId`'s pushes after conflict `afterId` (sent down with the feed). */
+  conflictsForSite(orgId: string, siteId: string, afterId: number, limit: number): ConflictRow[] {
+    return this.stmts.conflictsForSite.all(orgId, afterId, siteId, limit) as ConflictRow[];
+  }
+  /** `orgId` undefined: every organization's (the instance's own view, e.g. the CLI). */
+  conflicts(orgId?: string): ConflictRow[] {
+    return (orgId === undefined ? this.stmts.allConflicts.all() : this.stmts.conflicts.all(orgId)) as ConflictRow[];
   }
   /** Slugs that batches still waiting or generating will take from the reserve. */
   pendingBatchDemand(): number {

@@ -62,8 +62,8 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
       summary: 'Conflicts sync found on this instance (block conflicts, edits after a delete, refused slugs, serial clashes)',
       tags,
       responses: { 200: { description: 'Conflicts, oldest first', schema: SyncConflict, list: true } },
-      handler: () => {
-        const list = site.conflicts();
+      handler: ({ auth }) => {
+        const list = site.conflicts(auth.orgId);
         return { data: list, total: list.length };
       },
     }),
@@ -74,8 +74,8 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
       tags,
       params: z.strictObject({ id: z.coerce.number().int().min(1) }),
       responses: { 200: { description: 'The conflict', schema: SyncConflict }, 404: { description: 'No such conflict' } },
-      handler: ({ params }) => {
-        const c = site.resolveConflict(params.id);
+      handler: ({ params, auth }) => {
+        const c = site.resolveConflict(auth.orgId, params.id);
         if (!c) throw new NotFoundError('Conflict not found');
         return { data: c };
       },
@@ -140,7 +140,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
         'Sync state of this instance: pairing, reachability, slug reserve, changes not yet pushed, unresolved conflicts.',
       tags,
       responses: { 200: { description: 'Status', schema: SyncStatus } },
-      handler: () => ({ data: site.status() }),
+      handler: ({ auth }) => ({ data: site.status(auth.orgId) }),
     }),
     defineRoute({
       method: 'post',
@@ -148,9 +148,9 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
       summary: 'Sync now (ignores back-off), then answer the status',
       tags,
       responses: { 200: { description: 'Status after the round', schema: SyncStatus } },
-      handler: async () => {
+      handler: async ({ auth }) => {
         await worker.runNow();
-        return { data: site.status() };
+        return { data: site.status(auth.orgId) };
       },
     }),
   ];

@@ -244,8 +244,11 @@ export class SiteSync {
       this.repo.transaction(() => {
         const orgId = this.localOrg();
         const at = this.now();
-        const ctx = { orgId, now: at, conflict: (kind: string, detail: Record<string, unknown>) => this.repo.insertConflict(kind, detail, at) };
+        const ctx = { orgId, now: at, conflict: (kind: string, detail: Record<string, unknown>) => this.repo.insertConflict(kind, detail, at, orgId) };
         for (const change of page.changes) applier.apply(change, ctx);
+        // What the remote found in this site's pushes (e.g. an edit that lost to a delete made
+        // elsewhere): logged here too, so the site's console shows it.
+        for (const c of page.conflicts ?? []) this.repo.insertConflict(c.kind, { ...c.detail, found_at: 'remote' }, c.detected_at, orgId, c.id);
         this.repo.setSetting('sync.cursor', page.next_cursor);
       });
       if (!page.more) return;
@@ -299,7 +302,8 @@ export class SiteSync {
     return incarnation;
   }
 
-  status(): SyncStatusT {
+  /** `orgId`: whose conflicts to list (the caller's; every organization's without it). */
+  status(orgId?: string): SyncStatusT {
     const reserve = this.repo.activeLeased();
     const org = this.repo.getSetting(KEYS.remoteOrg);
     const paired = this.remoteUrl !== null;
@@ -317,12 +321,13 @@ export class SiteSync {
       next_attempt_at: this.nextAttemptAt,
       reserve: { slugs_left: paired ? reserve.slugs : 0, blocks: paired ? reserve.blocks : 0, target_blocks: paired ? this.reserveBlocks : 0 },
       pending_changes: paired ? this.pendingChanges() : 0,
-      conflicts: this.conflicts().filter((c) => c.resolved_at === null),
+      conflicts: this.conflicts(orgId).filter((c) => c.resolved_at === null),
     };
   }
 
-  conflicts() {
-    return this.repo.conflicts().map((c) => ({
+  /** The conflicts `orgId` may see: its own and the instance's (block conflicts); all without `orgId`. */
+  conflicts(orgId?: string) {
+    return this.repo.conflicts(orgId).map((c) => ({
       id: c.id,
       kind: c.kind,
       detail: JSON.parse(c.detail_json) as Record<string, unknown>,
@@ -331,9 +336,9 @@ export class SiteSync {
     }));
   }
 
-  resolveConflict(id: number) {
-    this.repo.resolveConflict(id, this.now());
-    return this.conflicts().find((c) => c.id === id);
+  resolveConflict(orgId: string, id: number) {
+    this.repo.resolveConflict(id, this.now(), orgId);
+    return this.conflicts(orgId).find((c) => c.id === id);
   }
 
   /**
@@ -383,7 +388,7 @@ export class SiteSync {
         // Another incarnation of this same site holds it: our slugs from it are copies of its nodes.
         if (used > 0 && reason !== 'held_by_other_incarnation') {
           const sample = Array.from({ length: Math.min(used, CONFLICT_SAMPLE) }, (_, i) => encode40(permute(block * BLOCK_SIZE + i)));
-          this.repo.insertConflict('block_conflict', { block, reason, slugs_minted: used, first_slugs: sample }, at);
+          this.repo.insertConflict('block_conflict', { block, reason, slugs_minted: used, first_slugs: sample }, at, null);
           this.logger.error(`sync: block ${block} was taken by this instance before pairing but ${reason}; ${used} slugs minted from it may be duplicated`);
         }
       }
