@@ -1,17 +1,23 @@
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import type { Database } from 'better-sqlite3';
+import { join } from 'node:path';
+import BetterSqlite3, { type Database } from 'better-sqlite3';
 import type { Logger } from '../../server/app.ts';
-import type { Clock } from '../../server/platform/clock.ts';
+import { openDatabase } from '../../server/db/database.ts';
+import { KeysRepo } from '../../server/features/keys/repo.ts';
+import { KeyService } from '../../server/features/keys/service.ts';
+import { type Clock, type ManualClock, systemClock } from '../../server/platform/clock.ts';
 import { type RunningServer, startServer } from '../../server/serve.ts';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
-import { type ApiResponse, apiRequest, tempDataDir, UNLIMITED } from '../support/server.ts';
+import { type ApiResponse, apiRequest, type ServerProcess, spawnServer, tempDataDir, UNLIMITED } from '../support/server.ts';
 
 /*
  * A remote and N sites as in-process servers on loopback (real SQLite files, real HTTP), each
  * site talking to the remote through its own fault proxy. Sites and the remote can be stopped and
  * restarted on their data directory; the remote keeps its port so the proxies find it again.
- * The sync workers are slowed to a crawl: tests drive rounds with POST /v1/sync/run.
+ * In-process, the sync workers are slowed to a crawl and tests drive rounds with
+ * POST /v1/sync/run. With `processes`, every instance is the real CLI (`serve --remote`), a
+ * restart is a SIGKILL, and the workers also run on their own schedule.
  */
 
 const quiet: Logger = { info: () => {}, error: () => {} };
@@ -22,12 +28,13 @@ const HANDS_OFF = { pollMs: 3_600_000, minBackoffMs: 3_600_000, maxBackoffMs: 3_
 export interface Instance {
   name: string;
   dataDir: string;
-  running: RunningServer | null;
   /** A local key with budgets no test reaches (kept across restarts: it lives in the database). */
   key: string;
   orgId: string;
+  /** The instance's database (in-process: its own connection; a process: a connection of this test to its file). */
   readonly db: Database;
   readonly url: string;
+  readonly up: boolean;
   api(method: string, path: string, body?: unknown): Promise<ApiResponse>;
 }
 
@@ -36,17 +43,21 @@ export interface Site extends Instance {
 }
 
 export interface Cluster {
-  clock: Clock;
+  /** Real server processes (CLI, system clock) rather than in-process servers (manual clock). */
+  processes: boolean;
   remote: Instance;
   sites: Site[];
   /** The key sites use at the remote. */
   remoteKey: string;
   /** Every instance, remote first. */
   all(): Instance[];
-  /** Stops an instance (cleanly: app workers stopped, database closed) and starts it again on its data. */
+  /**
+   * Stops an instance and starts it again on its data: in-process, cleanly (workers stopped,
+   * database closed); a process gets SIGKILL.
+   */
   restart(instance: Instance): Promise<void>;
-  stop(instance: Instance): Promise<void>;
-  start(instance: Instance): Promise<void>;
+  /** Moves time on: the manual clock in-process; processes run on the system clock, so only a short real pause. */
+  tick(ms: number): Promise<void>;
   /** One sync round on a site (push, pull, leases); answers its status. */
   syncRound(site: Site): Promise<SyncStatusBody>;
   close(): Promise<void>;
@@ -71,83 +82,179 @@ async function freePort(): Promise<number> {
   });
 }
 
-function makeInstance(name: string, dataDir: string): Instance {
+/** How an instance runs: in this process or as a child process. */
+interface Host {
+  readonly url: string;
+  readonly db: Database;
+  readonly up: boolean;
+  start(): Promise<void>;
+  /** Clean stop in-process, SIGKILL for a process. */
+  crash(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+interface Launch {
+  dataDir: string;
+  port: number;
+  /** Site: the proxy URL and key of the remote. */
+  remote?: { url: string; key: string };
+  name: string;
+}
+
+function inProcess(l: Launch, clock: Clock): Host & { running: RunningServer | null } {
+  const host = {
+    running: null as RunningServer | null,
+    get url() {
+      if (!host.running) throw new Error(`${l.name} is not running`);
+      return host.running.url;
+    },
+    get db() {
+      if (!host.running) throw new Error(`${l.name} is not running`);
+      return host.running.db;
+    },
+    get up() {
+      return host.running !== null;
+    },
+    start: async () => {
+      host.running = await startServer({
+        host: '127.0.0.1',
+        port: l.port,
+        dataDir: l.dataDir,
+        clock,
+        logger: quiet,
+        ...(l.remote ? { sync: { remoteUrl: l.remote.url, remoteKey: l.remote.key, siteName: l.name, worker: HANDS_OFF } } : {}),
+      });
+    },
+    stop: async () => {
+      const r = host.running;
+      host.running = null;
+      await r?.close();
+    },
+    crash: async () => host.stop(),
+  };
+  return host;
+}
+
+function asProcess(l: Launch): Host {
+  let proc: ServerProcess | null = null;
+  let reader: Database | null = null;
+  return {
+    get url() {
+      if (!proc) throw new Error(`${l.name} is not running`);
+      return proc.url;
+    },
+    get db() {
+      // The test's own connection to the instance's file (WAL: reads never block the server).
+      reader ??= new BetterSqlite3(join(l.dataDir, 'waymark.sqlite'), { fileMustExist: true });
+      return reader;
+    },
+    get up() {
+      return proc !== null;
+    },
+    start: async () => {
+      proc = await spawnServer(
+        l.dataDir,
+        ['--no-nfc', ...(l.port ? ['--port', String(l.port)] : [])],
+        l.remote ? { WAYMARK_REMOTE: l.remote.url, WAYMARK_REMOTE_KEY: l.remote.key } : {},
+      );
+    },
+    crash: async () => {
+      const p = proc;
+      proc = null;
+      await p?.kill();
+    },
+    stop: async () => {
+      const p = proc;
+      proc = null;
+      reader?.close();
+      reader = null;
+      await p?.stop();
+    },
+  };
+}
+
+function makeInstance(name: string, dataDir: string, host: Host): Instance {
   const inst: Instance = {
     name,
     dataDir,
-    running: null,
     key: '',
     orgId: '',
     get db() {
-      if (!inst.running) throw new Error(`${name} is not running`);
-      return inst.running.db;
+      return host.db;
     },
     get url() {
-      if (!inst.running) throw new Error(`${name} is not running`);
-      return inst.running.url;
+      return host.url;
+    },
+    get up() {
+      return host.up;
     },
     api: (method, path, body) => apiRequest(inst.url, method, path, body, inst.key),
   };
   return inst;
 }
 
-export async function startCluster(options: { sites: number; clock: Clock }): Promise<Cluster> {
+/** An organization and an unlimited key in a fresh data directory (before any server runs on it). */
+function prepareData(dir: string): { orgId: string; key: string } {
+  const db = openDatabase(join(dir, 'waymark.sqlite'));
+  try {
+    const keys = new KeyService(db, new KeysRepo(db), systemClock);
+    const { org } = keys.createOrgWithKey('Default organization', 'First key');
+    return { orgId: org.id, key: keys.createKey(org.id, 'Model test', 'enterprise', UNLIMITED).apiKey };
+  } finally {
+    db.close();
+  }
+}
+
+export async function startCluster(options: { sites: number; clock: ManualClock; processes?: boolean }): Promise<Cluster> {
   const { clock } = options;
+  const processes = options.processes ?? false;
+  const hosts = new Map<Instance, Host>();
+  const make = (l: Launch) => (processes ? asProcess(l) : inProcess(l, clock));
+
   const remotePort = await freePort();
-  const remote = makeInstance('remote', tempDataDir('waymark-model-remote-'));
-  const launchRemote = async () => {
-    remote.running = await startServer({ host: '127.0.0.1', port: remotePort, dataDir: remote.dataDir, clock, logger: quiet });
-  };
-  await launchRemote();
-  const first = remote.running!.firstRun!;
-  remote.orgId = first.orgId;
-  remote.key = remote.running!.app.services.keys.createKey(first.orgId, 'Model test', 'enterprise', UNLIMITED).apiKey;
-  const remoteKey = remote.running!.app.services.keys.createKey(first.orgId, 'Sites', 'enterprise', UNLIMITED).apiKey;
+  const remoteDir = tempDataDir('waymark-model-remote-');
+  const remoteData = prepareData(remoteDir);
+  const remoteKey = (() => {
+    const db = openDatabase(join(remoteDir, 'waymark.sqlite'));
+    try {
+      return new KeyService(db, new KeysRepo(db), systemClock).createKey(remoteData.orgId, 'Sites', 'enterprise', UNLIMITED).apiKey;
+    } finally {
+      db.close();
+    }
+  })();
+  const remoteHost = make({ dataDir: remoteDir, port: remotePort, name: 'remote' });
+  const remote = makeInstance('remote', remoteDir, remoteHost);
+  Object.assign(remote, { key: remoteData.key, orgId: remoteData.orgId });
+  hosts.set(remote, remoteHost);
+  await remoteHost.start();
   const remoteUrl = `http://127.0.0.1:${remotePort}`;
 
   const sites: Site[] = [];
-  const launchSite = async (site: Site) => {
-    site.running = await startServer({
-      host: '127.0.0.1',
-      port: 0,
-      dataDir: site.dataDir,
-      clock,
-      logger: quiet,
-      sync: { remoteUrl: site.proxy.url, remoteKey, siteName: site.name, worker: HANDS_OFF },
-    });
-  };
   for (let i = 0; i < options.sites; i++) {
     const proxy = await startFaultProxy(remoteUrl);
-    const site = Object.assign(makeInstance(`site${i}`, tempDataDir(`waymark-model-site${i}-`)), { proxy }) as Site;
-    await launchSite(site);
-    const run = site.running!;
-    site.orgId = run.firstRun!.orgId;
-    site.key = run.app.services.keys.createKey(site.orgId, 'Model test', 'enterprise', UNLIMITED).apiKey;
+    const dir = tempDataDir(`waymark-model-site${i}-`);
+    const data = prepareData(dir);
+    const host = make({ dataDir: dir, port: 0, name: `site${i}`, remote: { url: proxy.url, key: remoteKey } });
+    const site = Object.assign(makeInstance(`site${i}`, dir, host), { proxy, key: data.key, orgId: data.orgId }) as Site;
+    hosts.set(site, host);
+    await host.start();
     sites.push(site);
   }
 
-  const stop = async (inst: Instance) => {
-    if (!inst.running) return;
-    const r = inst.running;
-    inst.running = null;
-    await r.close();
-  };
-  const start = async (inst: Instance) => {
-    if (inst.running) return;
-    if (inst === remote) await launchRemote();
-    else await launchSite(inst as Site);
-  };
   const cluster: Cluster = {
-    clock,
+    processes,
     remote,
     sites,
     remoteKey,
     all: () => [remote, ...sites],
-    stop,
-    start,
     restart: async (inst) => {
-      await stop(inst);
-      await start(inst);
+      const host = hosts.get(inst)!;
+      await host.crash();
+      await host.start();
+    },
+    tick: async (ms) => {
+      if (processes) await new Promise((r) => setTimeout(r, Math.min(ms, 2)));
+      else clock.advance(ms);
     },
     syncRound: async (site) => {
       const res = await site.api('POST', '/sync/run');
@@ -155,7 +262,7 @@ export async function startCluster(options: { sites: number; clock: Clock }): Pr
       return res.body.data as SyncStatusBody;
     },
     close: async () => {
-      for (const inst of cluster.all()) await stop(inst);
+      for (const h of hosts.values()) await h.stop().catch(() => {});
       for (const s of sites) await s.proxy.close();
       for (const inst of cluster.all()) rmSync(inst.dataDir, { recursive: true, force: true });
     },

@@ -43,7 +43,6 @@ export interface Model {
 
 interface Real {
   cluster: Cluster;
-  clock: ManualClock;
 }
 
 const instanceOf = (r: Real, i: number): Instance => (i === 0 ? r.cluster.remote : r.cluster.sites[i - 1]!);
@@ -60,7 +59,7 @@ function step(label: string, apply: (m: Model, r: Real) => Promise<void>): fc.As
       m.log.push(`${m.step}: ${label}`);
       await apply(m, r);
       // Every step is 1 ms later than the previous one, so HLC order follows step order.
-      r.clock.advance(1);
+      await r.cluster.tick(1);
     },
     toString: () => label,
   };
@@ -204,9 +203,18 @@ function fault(who: number, action: FaultAction, on: 'push' | 'changes') {
   });
 }
 
+/** Delay on a site's link to the remote, random per request up to `max` ms (0 ends it). */
+const latency = (who: number, max: number, seed: number) =>
+  step(`latency ≤${max}ms @${who}`, async (_m, r) => {
+    let x = seed || 1;
+    // A tiny xorshift so that a replayed seed gets the same delays.
+    const random = () => ((x ^= x << 13), (x ^= x >>> 17), (x ^= x << 5), (x >>> 0) / 2 ** 32);
+    proxyOf(r, who).latency = max === 0 ? 0 : { min: 0, max, random };
+  });
+
 const restart = (who: number) => step(`restart @${who}`, async (_m, r) => r.cluster.restart(instanceOf(r, who)));
 
-const tick = (ms: number) => step(`tick ${ms}ms`, async (_m, r) => r.clock.advance(ms));
+const tick = (ms: number) => step(`tick ${ms}ms`, async (_m, r) => r.cluster.tick(ms));
 
 const sync = (who: number) =>
   step(`sync @${who}`, async (_m, r) => {
@@ -224,6 +232,7 @@ export const commands = [
   fc
     .tuple(site, fc.constantFrom<FaultAction>('drop-request', 'drop-response', 'reset-mid-body', 'duplicate', 'duplicate-parallel'), fc.constantFrom<'push' | 'changes'>('push', 'changes'))
     .map(([w, f, on]) => fault(w, f, on)),
+  fc.tuple(site, fc.constantFrom(0, 5, 30), fc.nat()).map(([w, max, seed]) => latency(w, max, seed)),
   actor.map((w) => restart(w)),
   fc.integer({ min: 1, max: 10 * 60_000 }).map((ms) => tick(ms)),
   site.map((w) => sync(w)),
@@ -245,7 +254,7 @@ export async function settleAndCheck(m: Model, r: Real): Promise<void> {
   for (let round = 0; round < 12 && !quiet; round++) {
     const statuses = [];
     for (const s of cluster.sites) statuses.push(await cluster.syncRound(s));
-    r.clock.advance(1);
+    await cluster.tick(1);
     const now = cluster.all().map((i) => fingerprint(i.db)).join('\n');
     quiet = now === previous && statuses.every((s) => s.pending_changes === 0 && s.online === true && !s.last_error);
     previous = now;
@@ -282,8 +291,14 @@ export async function settleAndCheck(m: Model, r: Real): Promise<void> {
     const want = m.scans.get(id) ?? 0;
     if (have !== want) throw new Error(`node ${id}: ${have} scans at the remote, ${want} made${where()}`);
   }
+  // … and once only, by its global id (scans made at the remote itself have none).
+  const hasSyncId = (remote.db.prepare("SELECT name FROM pragma_table_info('scan_events')").pluck().all() as string[]).includes('sync_id');
+  if (hasSyncId) {
+    const twice = remote.db.prepare('SELECT sync_id, COUNT(*) AS n FROM scan_events WHERE sync_id IS NOT NULL GROUP BY sync_id HAVING n > 1').all();
+    if (twice.length) throw new Error(`scans stored more than once at the remote: ${JSON.stringify(twice)}${where()}`);
+  }
   // 5. A conflict entry for exactly each edit made after a delete.
-  const conflicts = (remote.db.prepare("SELECT detail FROM sync_conflicts WHERE kind = 'edit_after_delete'").pluck().all() as string[]);
+  const conflicts = (remote.db.prepare("SELECT detail_json FROM sync_conflicts WHERE kind = 'edit_after_delete'").pluck().all() as string[]);
   const matched = [...m.editsAfterDelete].sort();
   const logged = conflicts.map((d) => matched.find((id) => d.includes(id)) ?? `unmatched: ${d}`).sort();
   if (JSON.stringify(logged) !== JSON.stringify(matched)) {
@@ -296,13 +311,12 @@ export function emptyModel(): Model {
 }
 
 /** The property: any command sequence, then quiet, leaves every invariant true. */
-export function syncProperty(maxCommands = MAX_COMMANDS) {
-  return fc.asyncProperty(fc.commands(commands, { maxCommands }), async (cmds) => {
-    const clock = new ManualClock();
-    const cluster = await startCluster({ sites: SITES, clock });
+export function syncProperty(options: { maxCommands?: number; processes?: boolean } = {}) {
+  return fc.asyncProperty(fc.commands(commands, { maxCommands: options.maxCommands ?? MAX_COMMANDS }), async (cmds) => {
+    const cluster = await startCluster({ sites: SITES, clock: new ManualClock(), processes: options.processes ?? false });
     try {
       const model = emptyModel();
-      const real: Real = { cluster, clock };
+      const real: Real = { cluster };
       await fc.asyncModelRun(() => ({ model, real }), cmds);
       await settleAndCheck(model, real);
     } finally {
