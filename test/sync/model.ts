@@ -48,6 +48,9 @@ interface Real {
 const instanceOf = (r: Real, i: number): Instance => (i === 0 ? r.cluster.remote : r.cluster.sites[i - 1]!);
 const pick = <T>(list: T[], n: number): T | undefined => (list.length === 0 ? undefined : list[n % list.length]);
 const ok = (status: number) => status >= 200 && status < 300;
+/** Adds what a step resolved to (entity numbers, statuses) to its line in the log. */
+const note = (m: Model, text: string) => (m.log[m.log.length - 1] += ` ${text}`);
+const nameOf = (m: Model, e: Entity) => `${e.kind}#${m.entities.indexOf(e)}`;
 const wasDeleted = (m: Model, e: Entity) => m.deletedAt.has(e.id) || (e.nodeId !== undefined && m.deletedAt.has(e.nodeId));
 
 /** A command: its label (fast-check prints it in the failing path) and what it does. */
@@ -74,6 +77,7 @@ function create(who: number, kind: Kind, ref: number) {
       if (res.status !== 201) throw new Error(`create node: ${res.status} ${res.text}`);
       m.entities.push({ kind: 'node', id: res.body.data.id, slug: res.body.data.slug });
       m.minted.push(res.body.data.slug);
+      note(m, `→ node#${m.entities.length - 1}`);
     } else if (kind === 'rule') {
       const node = pick(m.entities.filter((e) => e.kind === 'node'), ref);
       if (!node) return;
@@ -83,19 +87,23 @@ function create(who: number, kind: Kind, ref: number) {
         function_type: 'redirect',
         payload: { url: `https://example.com/${tag}` },
       });
+      note(m, `(${nameOf(m, node)}) ${res.status}`);
       if (!ok(res.status)) return; // the node is not (or no longer) known here
       const rule: Entity = { kind: 'rule', id: res.body.data.id, slug: node.slug!, nodeId: node.id };
       m.entities.push(rule);
+      note(m, `→ rule#${m.entities.length - 1}`);
       if (m.deletedAt.has(node.id)) m.editsAfterDelete.push(rule.id);
     } else if (kind === 'template') {
       const res = await inst.api('POST', '/templates', { name: tag, function_type: 'redirect', payload: { url: `https://example.com/${tag}` } });
       if (res.status !== 201) throw new Error(`create template: ${res.status} ${res.text}`);
       m.entities.push({ kind: 'template', id: res.body.data.id });
+      note(m, `→ template#${m.entities.length - 1}`);
     } else {
       // An event nothing in this test emits, so no delivery is ever attempted.
       const res = await inst.api('POST', '/webhooks', { url: `https://hooks.example.com/${tag}`, events: ['batch.failed'], description: tag });
       if (res.status !== 201) throw new Error(`create webhook: ${res.status} ${res.text}`);
       m.entities.push({ kind: 'webhook', id: res.body.data.id });
+      note(m, `→ webhook#${m.entities.length - 1}`);
     }
   });
 }
@@ -117,6 +125,7 @@ function edit(who: number, ref: number, variant: number) {
             ? { name: v }
             : { description: v };
     const res = await instanceOf(r, who).api('PATCH', pathOf(e), body);
+    note(m, `(${nameOf(m, e)}) ${res.status}`);
     if (ok(res.status) && wasDeleted(m, e)) m.editsAfterDelete.push(e.id);
   });
 }
@@ -126,6 +135,7 @@ function remove(who: number, ref: number) {
     const e = pick(m.entities, ref);
     if (!e) return;
     const res = await instanceOf(r, who).api('DELETE', pathOf(e));
+    note(m, `(${nameOf(m, e)}) ${res.status}`);
     if (!ok(res.status)) return;
     if (!m.deletedAt.has(e.id)) m.deletedAt.set(e.id, m.step);
     if (e.kind === 'node') m.tombstoned.add(e.slug!);
@@ -156,6 +166,7 @@ function batch(who: number, quantity: number) {
     }
     const rows = inst.db.prepare('SELECT id, slug FROM nodes WHERE batch_id = ? ORDER BY serial_number').all(id) as Array<{ id: string; slug: string }>;
     if (rows.length !== quantity) throw new Error(`batch made ${rows.length} nodes, not ${quantity}`);
+    note(m, `→ node#${m.entities.length}..${m.entities.length + rows.length - 1}`);
     for (const row of rows) {
       m.entities.push({ kind: 'node', id: row.id, slug: row.slug });
       m.minted.push(row.slug);
@@ -178,6 +189,7 @@ function scan(who: number, ref: number, times: number) {
     }
     // The handler answers only after the scan committed, so the count is final here.
     const recorded = count() - before;
+    note(m, `(${nameOf(m, node)}) +${recorded}`);
     if (recorded > 0) m.scans.set(node.id, (m.scans.get(node.id) ?? 0) + recorded);
   });
 }
@@ -249,6 +261,12 @@ export async function settleAndCheck(m: Model, r: Real): Promise<void> {
     s.proxy.rule = () => 'pass';
   }
   const where = () => `\nsteps:\n  ${m.log.join('\n  ')}`;
+  /** Entity ids replaced by the names the step log uses (node#3 …). */
+  const readable = (text: string) =>
+    m.entities.reduce((t, e) => {
+      const named = t.replaceAll(e.id, nameOf(m, e));
+      return e.kind === 'node' ? named.replaceAll(e.slug!, `${e.slug}(${nameOf(m, e)})`) : named;
+    }, text);
   let previous = '';
   let quiet = false;
   for (let round = 0; round < 12 && !quiet; round++) {
@@ -268,7 +286,7 @@ export async function settleAndCheck(m: Model, r: Real): Promise<void> {
   // 1. Every site equals the remote, entity by entity, field by field.
   for (const s of cluster.sites) {
     const diff = diffStates('remote', remoteState, s.name, syncedState(s.db));
-    if (diff.length) throw new Error(`${s.name} differs from the remote:\n  ${diff.join('\n  ')}${where()}`);
+    if (diff.length) throw new Error(`${s.name} differs from the remote:\n  ${readable(diff.join('\n  '))}${where()}`);
   }
   // 2. Every slug is unique: nobody minted a slug twice.
   const seen = new Set<string>();
@@ -298,9 +316,13 @@ export async function settleAndCheck(m: Model, r: Real): Promise<void> {
     if (twice.length) throw new Error(`scans stored more than once at the remote: ${JSON.stringify(twice)}${where()}`);
   }
   // 5. A conflict entry for exactly each edit made after a delete.
-  const conflicts = (remote.db.prepare("SELECT detail_json FROM sync_conflicts WHERE kind = 'edit_after_delete'").pluck().all() as string[]);
-  const matched = [...m.editsAfterDelete].sort();
-  const logged = conflicts.map((d) => matched.find((id) => d.includes(id)) ?? `unmatched: ${d}`).sort();
+  const conflicts = remote.db.prepare("SELECT detail_json FROM sync_conflicts WHERE kind = 'edit_after_delete'").pluck().all() as string[];
+  const label = (id: string) => {
+    const e = m.entities.find((x) => x.id === id);
+    return e ? nameOf(m, e) : id;
+  };
+  const matched = m.editsAfterDelete.map(label).sort();
+  const logged = conflicts.map((d) => label(String((JSON.parse(d) as { entity_id?: unknown }).entity_id))).sort();
   if (JSON.stringify(logged) !== JSON.stringify(matched)) {
     throw new Error(`conflict log ${JSON.stringify(logged)}, expected one per edit after a delete ${JSON.stringify(matched)}${where()}`);
   }
