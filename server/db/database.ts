@@ -2,6 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { Database } from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { initCapture, registerCapture } from './capture.ts';
 import { migrate } from './migrate.ts';
 
 export type { Database };
@@ -24,6 +25,8 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): D
   db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
   db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
+  registerCapture(db);
   migrate(db, options.migrationsDir);
+  initCapture(db);
   return db;
 }

@@ -37,15 +37,16 @@ export function createHttpApp(options: HttpAppOptions): Express {
   });
 
   const api = express.Router();
-  const json = express.json({
-    limit: BODY_LIMIT,
+  const jsonParser = (limit: string) => express.json({
+    limit,
     // body-parser reads an empty JSON body as {}; DESIGN makes a body that is not a JSON object a
     // 400, and an empty one is not (else an empty POST got 422 "is required" for every field).
     verify: (_req, _res, buf) => {
       if (buf.length === 0) throw Object.assign(new Error('Empty JSON body'), { status: 400, type: 'entity.empty' });
     },
   });
-  for (const route of options.routes) mount(api, options, route, json);
+  const json = jsonParser(BODY_LIMIT);
+  for (const route of options.routes) mount(api, options, route, route.bodyLimit ? jsonParser(route.bodyLimit) : json);
   app.use('/v1', api);
 
   options.extend?.(app);

@@ -40,6 +40,8 @@ export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z
   params?: P;
   /** Which rate budget the call counts against (default standard). */
   budget?: Budget;
+  /** Largest JSON body accepted (default BODY_LIMIT, 64 KiB), e.g. '8mb' for sync pushes. */
+  bodyLimit?: string;
   responses: Record<number, ResponseDoc>;
   handler: (ctx: RouteContext<z.infer<B>, z.infer<Q>, z.infer<P>>) => Reply | Promise<Reply>;
 }

@@ -97,7 +97,8 @@ export const SyncConflict = z.object({
   kind: z.string(),
   detail: z.record(z.string(), z.unknown()),
   detected_at: z.string(),
-});
+  resolved_at: z.string().nullable(),
+}).meta({ id: 'SyncConflict' });
 
 export const SyncStatus = z
   .object({
@@ -117,8 +118,8 @@ export const SyncStatus = z
       blocks: z.number().int(),
       target_blocks: z.number().int(),
     }),
-    pending_changes: z.number().int().meta({ description: 'Always 0 until push exists (docs/sync.md).' }),
-    conflicts: z.array(SyncConflict).meta({ description: 'Only block conflicts found at pairing for now.' }),
+    pending_changes: z.number().int().meta({ description: 'Local changes not yet acknowledged by the remote.' }),
+    conflicts: z.array(SyncConflict).meta({ description: 'Conflicts not yet marked resolved (GET /v1/sync/conflicts lists all).' }),
   })
   .meta({ id: 'SyncStatus' });
 
@@ -127,3 +128,83 @@ export type RegisterSiteInput = z.infer<typeof RegisterSiteBody>;
 export type LeaseInput = z.infer<typeof LeaseBody>;
 export type SiteRegisteredT = z.infer<typeof SiteRegistered>;
 export type LeaseGrantedT = z.infer<typeof LeaseGranted>;
+
+// ---- push and pull (docs/sync.md, "Protocol reference") ----
+
+export const SYNC_ENTITIES = ['node', 'rule', 'template', 'webhook', 'batch', 'api_key'] as const;
+const hlc = z.string({ error: 'must be a string' }).regex(/^[0-9a-f]{16}$/, 'must be 16 lowercase hex digits');
+const fieldValue = z.union([z.string().max(1_000_000), z.number(), z.null()]);
+
+export const SyncChange = z
+  .strictObject({
+    seq: z.number().int().min(1).meta({ description: 'Push: the site\'s outbox seq (increasing). Pull: the feed position.' }),
+    entity: z.enum(SYNC_ENTITIES),
+    entity_id: z.string().min(1).max(100),
+    op: z.enum(['upsert', 'delete']),
+    fields: z.record(z.string().max(64), fieldValue).meta({ description: 'All fields on creation, the changed ones on an edit.' }),
+    hlc,
+    writer: z.string().min(1).max(200).meta({ description: 'site_id/incarnation of the instance that made the change.' }),
+    group: z.string().max(64).nullable().meta({ description: 'Changes of one transaction share a group and travel in one request.' }),
+  })
+  .meta({ id: 'SyncChange' });
+
+export const SyncScan = z
+  .strictObject({
+    id: z.string().min(1).max(200).meta({ description: 'Global scan id "<writer>:<local id>": a scan is stored once however often it is pushed.' }),
+    node_id: z.string().min(1).max(100),
+    ts: z.number().int(),
+    device_type: z.string().max(32),
+    os: z.string().max(32),
+    browser: z.string().max(64).nullable(),
+    country: z.string().max(8).nullable(),
+    source: z.string().max(16),
+    rule_id: z.string().max(100).nullable(),
+    outcome: z.string().max(32),
+    is_bot: z.number().int().min(0).max(1),
+    visitor_hash: z.string().max(128),
+  })
+  .meta({ id: 'SyncScan' });
+
+export const PushBody = z
+  .strictObject({
+    site_id: id,
+    incarnation: id,
+    token: token.nullable(),
+    next_token: token,
+    after_seq: z.number().int().min(0).meta({ description: 'The last seq this site believes the remote has acknowledged.' }),
+    changes: z.array(SyncChange).max(20_000),
+    scans: z.array(SyncScan).max(20_000),
+  })
+  .meta({ id: 'PushBody' });
+
+export const PushResult = z
+  .object({
+    token: z.string(),
+    acked_seq: z.number().int().meta({ description: 'Every change up to this seq is applied (or logged as a conflict).' }),
+    scans_acked: z.number().int().meta({ description: 'How many scans of the request are stored (new or already there).' }),
+  })
+  .meta({ id: 'PushResult' });
+
+export const ChangesQuery = z.strictObject({
+  cursor: z.string().max(500).optional(),
+  limit: z.coerce.number().int().min(1).max(5000).default(1000),
+  site_id: id,
+  incarnation: id,
+});
+
+export const ChangesPage = z
+  .object({
+    changes: z.array(SyncChange),
+    next_cursor: z.string().meta({ description: 'Opaque; pass it back as cursor.' }),
+    more: z.boolean(),
+  })
+  .meta({ id: 'SyncChangesPage' });
+
+/** The 409 a push gets when changes are missing before it: resend from expected_seq + 1. */
+export const PUSH_GAP_ERROR = 'Push gap: changes are missing before this request';
+
+export type SyncChangeT = z.infer<typeof SyncChange>;
+export type SyncScanT = z.infer<typeof SyncScan>;
+export type PushInput = z.infer<typeof PushBody>;
+export type PushResultT = z.infer<typeof PushResult>;
+export type ChangesPageT = z.infer<typeof ChangesPage>;

@@ -1,146 +1,35 @@
 import { execFileSync } from 'node:child_process';
-import { cpSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { cpSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { BLOCK_SIZE } from '../../server/features/slugs/allocator.ts';
-import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
-import { apiRequest, repoRoot, type ServerProcess, spawnServer, tempDataDir } from '../support/server.ts';
+import { startFaultProxy } from '../support/faultProxy.ts';
+import { apiRequest, repoRoot } from '../support/server.ts';
+import {
+  dir,
+  firstKey,
+  kill,
+  paired,
+  politely,
+  proxies,
+  readDb,
+  type Remote,
+  restartRemote,
+  restartSite,
+  type Site,
+  spawn,
+  startRemote,
+  startSite,
+  statusOf,
+  stop,
+  waitFor,
+} from './support.ts';
 
 /*
  * Pairing and slug leases between real server processes on loopback: one remote, several sites
  * (the real CLI, `serve --remote --remote-key`), restarted, stopped and SIGKILLed.
  */
-
-const running = new Set<ServerProcess>();
-const dirs: string[] = [];
-const proxies: FaultProxy[] = [];
-
-afterEach(async () => {
-  await Promise.all([...running].map((p) => p.kill()));
-  running.clear();
-  await Promise.all(proxies.splice(0).map((p) => p.close()));
-});
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
-});
-
-function dir(): string {
-  const d = tempDataDir('waymark-sync-');
-  dirs.push(d);
-  return d;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-}
-
-/** The first-run key the CLI prints (just after the listening line). */
-async function firstKey(proc: ServerProcess): Promise<string> {
-  return waitFor(`the first-run key in:\n${proc.output()}`, async () => /^\s+(wmk_[A-Za-z0-9]+)\s*$/m.exec(proc.output())?.[1], 5_000);
-}
-
-async function spawn(dataDir: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const proc = await spawnServer(dataDir, args, env);
-  running.add(proc);
-  return proc;
-}
-
-async function stop(proc: ServerProcess): Promise<void> {
-  await proc.stop();
-  running.delete(proc);
-}
-
-async function kill(proc: ServerProcess): Promise<void> {
-  await proc.kill();
-  running.delete(proc);
-}
-
-interface Remote {
-  dataDir: string;
-  port: number;
-  url: string;
-  key: string;
-  proc: ServerProcess;
-}
-
-/** A remote on a fixed port, so sites can find it again after it restarts. */
-async function startRemote(): Promise<Remote> {
-  const dataDir = dir();
-  const port = await freePort();
-  const proc = await spawn(dataDir, ['--port', String(port)]);
-  return { dataDir, port, url: `http://127.0.0.1:${port}`, key: await firstKey(proc), proc };
-}
-
-async function restartRemote(remote: Remote): Promise<void> {
-  remote.proc = await spawn(remote.dataDir, ['--port', String(remote.port)]);
-}
-
-interface Site {
-  dataDir: string;
-  proc: ServerProcess;
-  key: string;
-  api: (method: string, path: string, body?: unknown) => ReturnType<typeof apiRequest>;
-}
-
-/** A polite client: waits out a 429 (the site key has a burst budget of 20 requests a second). */
-async function politely(call: () => ReturnType<typeof apiRequest>): ReturnType<typeof apiRequest> {
-  for (;;) {
-    const res = await call();
-    if (res.status !== 429) return res;
-    await new Promise((r) => setTimeout(r, 1000 * Number(res.headers.get('retry-after') ?? 1)));
-  }
-}
-
-async function startSite(remoteUrl: string, remoteKey: string, dataDir = dir(), key?: string): Promise<Site> {
-  const proc = await spawn(dataDir, [], { WAYMARK_REMOTE: remoteUrl, WAYMARK_REMOTE_KEY: remoteKey });
-  const siteKey = key ?? (await firstKey(proc));
-  return { dataDir, proc, key: siteKey, api: (method, path, body) => apiRequest(proc.url, method, path, body, siteKey) };
-}
-
-async function restartSite(site: Site, remoteUrl: string, remoteKey: string): Promise<Site> {
-  return startSite(remoteUrl, remoteKey, site.dataDir, site.key);
-}
-
-/** Polls until `probe` returns a value (a readiness wait, not a timing assertion). */
-async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
-async function statusOf(site: Site) {
-  const res = await site.api('GET', '/sync/status');
-  expect(res.status).toBe(200);
-  return res.body.data;
-}
-
-async function paired(site: Site) {
-  return waitFor('pairing and a full reserve', async () => {
-    const s = await statusOf(site);
-    return s.paired && s.reserve.blocks === 2 ? s : undefined;
-  });
-}
-
-function readDb<T>(dataDir: string, fn: (db: BetterSqlite3.Database) => T): T {
-  const db = new BetterSqlite3(join(dataDir, 'waymark.sqlite'), { readonly: true });
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
-}
 
 const leaseBlocksOf = (dataDir: string) =>
   readDb(dataDir, (db) => db.prepare("SELECT block FROM slug_blocks WHERE source = 'lease' ORDER BY block").pluck().all() as number[]);

@@ -1,4 +1,15 @@
-import { FORKED_ERROR, UNKNOWN_INCARNATION_ERROR, type LeaseGrantedT, type LeaseInput, type RegisterSiteInput, type SiteRegisteredT } from '../../schemas/sync.ts';
+import {
+  type ChangesPageT,
+  FORKED_ERROR,
+  type LeaseGrantedT,
+  type LeaseInput,
+  PUSH_GAP_ERROR,
+  type PushInput,
+  type PushResultT,
+  type RegisterSiteInput,
+  type SiteRegisteredT,
+  UNKNOWN_INCARNATION_ERROR,
+} from '../../schemas/sync.ts';
 
 /** The remote could not be reached or did not answer (network error, timeout, 5xx). */
 export class RemoteUnavailableError extends Error {}
@@ -12,12 +23,23 @@ export class RemoteRefusedError extends Error {
   }
 }
 
+/** The remote is missing changes before the pushed ones (it was restored): resend after expected. */
+export class PushGapRemoteError extends Error {
+  readonly expected: number;
+  constructor(expected: number) {
+    super(`Remote expects changes after seq ${expected}`);
+    this.expected = expected;
+  }
+}
+
 /** The remote says another copy of this site's data has moved the incarnation on, or has no record of it. */
 export class ForkedError extends Error {}
 
 export interface RemoteApi {
   register(body: RegisterSiteInput): Promise<SiteRegisteredT>;
   lease(body: LeaseInput): Promise<LeaseGrantedT>;
+  push(body: PushInput): Promise<PushResultT>;
+  changes(query: { cursor?: string | undefined; limit: number; site_id: string; incarnation: string }): Promise<ChangesPageT>;
   /** Aborts calls in flight (shutdown must not wait for a slow remote). */
   close?(): void;
 }
@@ -43,6 +65,16 @@ export class HttpRemoteClient implements RemoteApi {
     return this.post('/v1/sync/leases', body) as Promise<LeaseGrantedT>;
   }
 
+  push(body: PushInput): Promise<PushResultT> {
+    return this.post('/v1/sync/push', body) as Promise<PushResultT>;
+  }
+
+  changes(query: { cursor?: string | undefined; limit: number; site_id: string; incarnation: string }): Promise<ChangesPageT> {
+    const q = new URLSearchParams({ limit: String(query.limit), site_id: query.site_id, incarnation: query.incarnation });
+    if (query.cursor) q.set('cursor', query.cursor);
+    return this.call('GET', `/v1/sync/changes?${q}`) as Promise<ChangesPageT>;
+  }
+
   close(): void {
     this.closing.abort(new Error('shutting down'));
   }
@@ -65,14 +97,15 @@ export class HttpRemoteClient implements RemoteApi {
     } catch (err) {
       throw new RemoteUnavailableError(`Remote unreachable: ${err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err)}`);
     }
-    let parsed: { data?: unknown; error?: string } | undefined;
+    let parsed: { data?: unknown; error?: string; details?: Record<string, string> } | undefined;
     try {
-      parsed = JSON.parse(text) as { data?: unknown; error?: string };
+      parsed = JSON.parse(text) as { data?: unknown; error?: string; details?: Record<string, string> };
     } catch {
       parsed = undefined;
     }
     if (res.ok && parsed && parsed.data !== undefined) return parsed.data;
     const error = parsed?.error ?? `HTTP ${res.status}`;
+    if (res.status === 409 && error === PUSH_GAP_ERROR) throw new PushGapRemoteError(Number(parsed?.details?.expected_seq ?? 0));
     if (res.status === 409 && (error === FORKED_ERROR || error === UNKNOWN_INCARNATION_ERROR)) throw new ForkedError(error);
     if (res.status >= 500 || res.status === 429 || !parsed) throw new RemoteUnavailableError(`Remote answered ${res.status}: ${error}`);
     throw new RemoteRefusedError(res.status, `Remote refused (${res.status}): ${error}`);

@@ -2,6 +2,9 @@ import { hostname } from 'node:os';
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import type { Outbox } from '../../platform/outbox.ts';
+import { captureState } from '../../db/capture.ts';
+import { ChangeApplier } from './apply.ts';
+import { RemoteChanges, SiteChanges } from './changes.ts';
 import { HttpRemoteClient, type RemoteApi } from './client.ts';
 import { InstanceIdentity } from './identity.ts';
 import { LeaseRegistry } from './registry.ts';
@@ -16,6 +19,8 @@ export interface SyncConfig {
   /** Blocks of 65,536 slugs a site keeps in reserve (default 2). */
   reserveBlocks?: number | undefined;
   siteName?: string | undefined;
+  /** Changes per push or pull request (1000). */
+  pageSize?: number | undefined;
   worker?: Partial<SyncWorkerOptions> | undefined;
   /** Replaces the HTTP client (tests). */
   client?: RemoteApi | undefined;
@@ -39,6 +44,11 @@ export interface CreateSyncOptions {
 export function createSync({ db, clock, outbox, logger, dataDir, config = {} }: CreateSyncOptions) {
   const repo = new SyncRepo(db);
   const registry = new LeaseRegistry(repo, clock);
+  const capture = captureState(db);
+  capture.now = () => clock.now();
+  const applier = new ChangeApplier(db);
+  const changes = new SiteChanges(db, repo);
+  const remoteChanges = new RemoteChanges(db, repo, registry, applier, () => new Date(clock.now()).toISOString());
   const client =
     config.client ?? (config.remoteUrl && config.remoteKey ? new HttpRemoteClient(config.remoteUrl, config.remoteKey) : undefined);
   const site = new SiteSync({
@@ -49,6 +59,7 @@ export function createSync({ db, clock, outbox, logger, dataDir, config = {} }: 
     client,
     reserveBlocks: config.reserveBlocks ?? 2,
     siteName: config.siteName ?? hostname(),
+    replication: { capture, changes, applier, pageSize: config.pageSize },
   });
   const identity = dataDir && db.name && db.name !== ':memory:' ? new InstanceIdentity(dataDir, db.name, repo, site) : undefined;
   identity?.check();
@@ -56,6 +67,7 @@ export function createSync({ db, clock, outbox, logger, dataDir, config = {} }: 
   outbox.onRecorded(() => worker.nudge());
   return {
     registry,
+    remoteChanges,
     site,
     worker: {
       start: () => worker.start(),

@@ -157,7 +157,7 @@ export class LeaseRegistry {
    * copy of the site's data that has fallen behind another copy: 409 FORKED_ERROR, and that copy
    * starts a new incarnation.
    */
-  private fence(siteId: string, incarnation: string, token: string | null, next: string, mayCreate: boolean): Fence {
+  fence(siteId: string, incarnation: string, token: string | null, next: string, mayCreate: boolean): Fence {
     const now = this.now();
     const row = this.repo.getIncarnation(siteId, incarnation);
     if (!row) {

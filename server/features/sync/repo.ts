@@ -38,6 +38,7 @@ export interface ConflictRow {
   kind: string;
   detail_json: string;
   detected_at: string;
+  resolved_at: string | null;
 }
 
 /** All SQL of the sync feature: remote-side registry, site-side lease state, settings. */
@@ -75,6 +76,7 @@ export class SyncRepo {
       ).pluck(),
       leasesOfIncarnation: db.prepare('SELECT block FROM sync_leases WHERE site_id = ? AND incarnation = ? ORDER BY block').pluck(),
       ownBlock: db.prepare('SELECT 1 FROM slug_blocks WHERE block = ?').pluck(),
+      orgIds: db.prepare('SELECT id FROM organizations ORDER BY created_at, id LIMIT 2').pluck(),
       orgName: db.prepare('SELECT name FROM organizations WHERE id = ?').pluck(),
       // site side
       blocks: db.prepare('SELECT block, next_offset, source FROM slug_blocks ORDER BY acquired_at, block'),
@@ -101,6 +103,7 @@ export class SyncRepo {
       openBlocks: db.prepare(`SELECT block, next_offset FROM slug_blocks WHERE next_offset < ${BLOCK_SIZE}`),
       insertConflict: db.prepare('INSERT INTO sync_conflicts (kind, detail_json, detected_at) VALUES (?, ?, ?)'),
       conflicts: db.prepare('SELECT * FROM sync_conflicts ORDER BY id'),
+      resolveConflict: db.prepare('UPDATE sync_conflicts SET resolved_at = COALESCE(resolved_at, ?) WHERE id = ?'),
       pendingBatchDemand: db.prepare(
         "SELECT COALESCE(SUM(quantity - nodes_generated), 0) FROM batches WHERE status IN ('pending', 'generating')",
       ).pluck(),
@@ -163,6 +166,9 @@ export class SyncRepo {
   isOwnBlock(block: number): boolean {
     return this.stmts.ownBlock.get(block) !== undefined;
   }
+  orgIds(): string[] {
+    return this.stmts.orgIds.all() as string[];
+  }
   orgName(orgId: string): string | undefined {
     return this.stmts.orgName.get(orgId) as string | undefined;
   }
@@ -207,6 +213,9 @@ export class SyncRepo {
   }
   insertConflict(kind: string, detail: unknown, at: string): void {
     this.stmts.insertConflict.run(kind, JSON.stringify(detail), at);
+  }
+  resolveConflict(id: number, at: string): void {
+    this.stmts.resolveConflict.run(at, id);
   }
   conflicts(): ConflictRow[] {
     return this.stmts.conflicts.all() as ConflictRow[];

@@ -1,5 +1,11 @@
 import { defineRoute } from '../../http/route.ts';
+import { NotFoundError } from '../../platform/errors.ts';
 import {
+  ChangesPage,
+  ChangesQuery,
+  PushBody,
+  PushResult,
+  SyncConflict,
   LeaseBody,
   LeaseGranted,
   RegisterSiteBody,
@@ -9,15 +15,68 @@ import {
   SyncStatus,
   VerifySlugsBody,
 } from '../../schemas/sync.ts';
+import { z } from 'zod';
+import type { RemoteChanges } from './changes.ts';
 import type { LeaseRegistry } from './registry.ts';
 import type { SiteSync } from './site.ts';
 import type { SyncWorker } from './worker.ts';
 
 const tags = ['Sync'];
 
-export function syncRoutes(deps: { registry: LeaseRegistry; site: SiteSync; worker: Pick<SyncWorker, 'runNow'> }) {
-  const { registry, site, worker } = deps;
+export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: RemoteChanges; site: SiteSync; worker: Pick<SyncWorker, 'runNow'> }) {
+  const { registry, remoteChanges, site, worker } = deps;
   return [
+    defineRoute({
+      method: 'post',
+      path: '/sync/push',
+      summary: 'Remote side: apply a site\'s changes (idempotent by seq, in order, one transaction) and its scans',
+      tags,
+      body: PushBody,
+      bodyLimit: '8mb',
+      responses: {
+        200: { description: 'Applied up to acked_seq (conflicting changes are logged and acknowledged too)', schema: PushResult },
+        409: {
+          description:
+            'Push gap (details.expected_seq: resend the changes after it), a clock more than 5 minutes ahead, a stale fencing token or an unknown incarnation',
+        },
+      },
+      handler: ({ body, auth }) => ({ data: remoteChanges.push(auth.orgId, body) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/sync/changes',
+      summary: 'Remote side: the change feed of the key\'s organization after an opaque cursor, without the asking writer\'s own changes',
+      tags,
+      query: ChangesQuery,
+      responses: { 200: { description: 'A page of changes', schema: ChangesPage } },
+      handler: ({ query, auth }) => ({
+        data: remoteChanges.changes(auth.orgId, `${query.site_id}/${query.incarnation}`, query.cursor, query.limit),
+      }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/sync/conflicts',
+      summary: 'Conflicts sync found on this instance (block conflicts, edits after a delete, refused slugs, serial clashes)',
+      tags,
+      responses: { 200: { description: 'Conflicts, oldest first', schema: SyncConflict, list: true } },
+      handler: () => {
+        const list = site.conflicts();
+        return { data: list, total: list.length };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/sync/conflicts/{id}/resolve',
+      summary: 'Mark a conflict as seen: it leaves the status (it stays in GET /sync/conflicts with resolved_at)',
+      tags,
+      params: z.strictObject({ id: z.coerce.number().int().min(1) }),
+      responses: { 200: { description: 'The conflict', schema: SyncConflict }, 404: { description: 'No such conflict' } },
+      handler: ({ params }) => {
+        const c = site.resolveConflict(params.id);
+        if (!c) throw new NotFoundError('Conflict not found');
+        return { data: c };
+      },
+    }),
     defineRoute({
       method: 'post',
       path: '/sync/sites',

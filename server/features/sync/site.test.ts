@@ -31,6 +31,8 @@ function memoryRemote() {
   const client: RemoteApi = {
     register: (body) => wrap(() => registry.register(orgId, body)),
     lease: (body) => wrap(() => registry.lease(orgId, body)),
+    push: () => Promise.reject(new Error('not used here')),
+    changes: () => Promise.reject(new Error('not used here')),
   };
   return { db, registry, client, orgId };
 }

@@ -5,7 +5,10 @@ import { FORKED_ERROR, type SyncStatusT } from '../../schemas/sync.ts';
 import { BLOCK_SIZE, type SlugSource } from '../slugs/allocator.ts';
 import { encode40 } from '../slugs/crockford.ts';
 import { permute } from '../slugs/permutation.ts';
-import { ForkedError, type RemoteApi, RemoteUnavailableError } from './client.ts';
+import type { CaptureState } from '../../db/capture.ts';
+import type { ChangeApplier } from './apply.ts';
+import type { SiteChanges } from './changes.ts';
+import { ForkedError, PushGapRemoteError, type RemoteApi, RemoteUnavailableError } from './client.ts';
 import type { SyncRepo } from './repo.ts';
 
 export const KEYS = {
@@ -36,6 +39,8 @@ export interface SiteSyncOptions {
   reserveBlocks: number;
   /** Shown at the remote (host name by default). */
   siteName: string;
+  /** Push/pull (absent in unit tests of the lease slice). */
+  replication?: { capture: CaptureState; changes: SiteChanges; applier: ChangeApplier; pageSize?: number } | undefined;
 }
 
 /** How many minted slugs a block conflict lists in its detail (the count is always exact). */
@@ -53,6 +58,7 @@ export class SiteSync {
   private readonly client: RemoteApi | undefined;
   readonly reserveBlocks: number;
   private readonly siteName: string;
+  private readonly replication: SiteSyncOptions['replication'];
 
   private online: boolean | null = null;
   private lastAttemptAt: string | null = null;
@@ -67,6 +73,7 @@ export class SiteSync {
     this.client = options.client;
     this.reserveBlocks = options.reserveBlocks;
     this.siteName = options.siteName;
+    this.replication = options.replication;
     this.repo.transaction(() => {
       if (!this.repo.getSetting(KEYS.siteId)) this.repo.setSetting(KEYS.siteId, randomUUID());
       if (!this.repo.getSetting(KEYS.incarnation)) this.repo.setSetting(KEYS.incarnation, randomUUID());
@@ -78,7 +85,14 @@ export class SiteSync {
         }
         if (!paired) this.repo.setSetting(KEYS.remoteUrl, wanted);
       }
+      if (this.replication && !this.replication.changes.hasScanEpoch()) this.replication.changes.startScanEpoch(this.writer);
     });
+    if (this.replication) this.replication.capture.writer = this.writer;
+  }
+
+  /** The id this copy's changes carry: site_id/incarnation. */
+  get writer(): string {
+    return `${this.siteId}/${this.incarnation}`;
   }
 
   get siteId(): string {
@@ -111,7 +125,7 @@ export class SiteSync {
   }
 
   needsWork(): boolean {
-    return this.canSync() && (!this.isRegistered() || this.wantedBlocks() > 0);
+    return this.canSync() && (!this.isRegistered() || this.wantedBlocks() > 0 || (this.replication?.changes.pendingCount() ?? 0) > 0);
   }
 
   /**
@@ -167,7 +181,82 @@ export class SiteSync {
    */
   private async round(): Promise<void> {
     if (!this.isRegistered()) await this.register();
+    if (this.replication) {
+      await this.push();
+      await this.pull();
+    }
     await this.topUp();
+  }
+
+  /**
+   * Pushes everything pending, page by page. Each page is one remote transaction; the site marks
+   * rows pushed only after the acknowledgement, so a lost answer means the same page again, which
+   * the remote skips by seq.
+   */
+  private async push(): Promise<void> {
+    const { changes, pageSize = 1000 } = this.replication!;
+    for (;;) {
+      const page = changes.nextChanges(pageSize);
+      // Scans go once the changes before them are through (their nodes must exist at the remote).
+      const scans = page.length < pageSize && changes.pendingCount() === page.length ? changes.nextScans(pageSize * 5) : [];
+      if (page.length === 0 && scans.length === 0) return;
+      const incarnation = this.incarnation;
+      const nextToken = this.pendingToken();
+      let result;
+      try {
+        result = await this.client!.push({
+          site_id: this.siteId,
+          incarnation,
+          token: this.repo.getSetting(KEYS.token) ?? null,
+          next_token: nextToken,
+          after_seq: changes.ackedSeq(),
+          changes: page,
+          scans: scans.map(({ local: _local, ...s }) => s),
+        });
+      } catch (err) {
+        if (!(err instanceof PushGapRemoteError)) throw err;
+        this.repo.transaction(() => changes.rewind(err.expected));
+        this.logger.info(`sync: the remote expects changes after ${err.expected}; pushing again from there`);
+        continue;
+      }
+      this.repo.transaction(() => {
+        if (this.incarnation !== incarnation) return;
+        changes.markPushed(result.acked_seq, scans.length ? scans[scans.length - 1]!.local : null);
+        this.acceptToken(nextToken);
+      });
+      if (page.length < pageSize && scans.length < pageSize * 5) return;
+    }
+  }
+
+  /** Pulls the remote's feed; each page is applied and its cursor stored in one transaction. */
+  private async pull(): Promise<void> {
+    const { applier, pageSize = 1000 } = this.replication!;
+    for (;;) {
+      const page = await this.client!.changes({
+        cursor: this.repo.getSetting('sync.cursor'),
+        limit: pageSize,
+        site_id: this.siteId,
+        incarnation: this.incarnation,
+      });
+      this.repo.transaction(() => {
+        const orgId = this.localOrg();
+        const at = this.now();
+        const ctx = { orgId, now: at, conflict: (kind: string, detail: Record<string, unknown>) => this.repo.insertConflict(kind, detail, at) };
+        for (const change of page.changes) applier.apply(change, ctx);
+        this.repo.setSetting('sync.cursor', page.next_cursor);
+      });
+      if (!page.more) return;
+    }
+  }
+
+  /** The local organization bound to the remote's (sync.local_org, or the only one there is). */
+  localOrg(): string {
+    const bound = this.repo.getSetting('sync.local_org');
+    if (bound) return bound;
+    const orgs = this.repo.orgIds();
+    if (orgs.length !== 1) throw new Error('This instance has several organizations: set sync.local_org to the one paired with the remote');
+    this.repo.setSetting('sync.local_org', orgs[0]!);
+    return orgs[0]!;
   }
 
   /** Set by the worker: when it will try again. */
@@ -192,7 +281,9 @@ export class SiteSync {
       this.repo.deleteSetting(KEYS.token);
       this.repo.deleteSetting(KEYS.pendingToken);
       this.repo.deleteSetting(KEYS.registered);
+      this.replication?.changes.startScanEpoch(`${this.siteId}/${incarnation}`);
     });
+    if (this.replication) this.replication.capture.writer = this.writer;
     this.logger.info(`sync: new incarnation ${incarnation} (${reason}); blocks held so far are retired`);
     return incarnation;
   }
@@ -214,14 +305,24 @@ export class SiteSync {
       last_error: paired && !this.client ? 'No remote key given (--remote-key or WAYMARK_REMOTE_KEY): the site cannot reach its remote' : this.lastError,
       next_attempt_at: this.nextAttemptAt,
       reserve: { slugs_left: paired ? reserve.slugs : 0, blocks: paired ? reserve.blocks : 0, target_blocks: paired ? this.reserveBlocks : 0 },
-      pending_changes: 0,
-      conflicts: this.repo.conflicts().map((c) => ({
-        id: c.id,
-        kind: c.kind,
-        detail: JSON.parse(c.detail_json) as Record<string, unknown>,
-        detected_at: c.detected_at,
-      })),
+      pending_changes: paired && this.replication ? this.replication.changes.pendingCount() : 0,
+      conflicts: this.conflicts().filter((c) => c.resolved_at === null),
     };
+  }
+
+  conflicts() {
+    return this.repo.conflicts().map((c) => ({
+      id: c.id,
+      kind: c.kind,
+      detail: JSON.parse(c.detail_json) as Record<string, unknown>,
+      detected_at: c.detected_at,
+      resolved_at: c.resolved_at,
+    }));
+  }
+
+  resolveConflict(id: number) {
+    this.repo.resolveConflict(id, this.now());
+    return this.conflicts().find((c) => c.id === id);
   }
 
   private async register(): Promise<void> {

@@ -12,6 +12,8 @@ describe('SyncWorker', () => {
   it('backs off exponentially (with jitter, capped) while the remote is unreachable, and runNow ignores the back-off', async () => {
     let calls = 0;
     const down: RemoteApi = {
+      push: () => Promise.reject(new Error('not used here')),
+      changes: () => Promise.reject(new Error('not used here')),
       register: async () => {
         calls += 1;
         throw new RemoteUnavailableError('Remote unreachable: connect ECONNREFUSED');

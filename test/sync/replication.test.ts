@@ -1,0 +1,258 @@
+import { describe, expect, it } from 'vitest';
+import { startFaultProxy } from '../support/faultProxy.ts';
+import { apiRequest } from '../support/server.ts';
+import {
+  kill,
+  paired,
+  proxies,
+  readDb,
+  type Remote,
+  restartRemote,
+  restartSite,
+  type Site,
+  startRemote,
+  startSite,
+  statusOf,
+  stop,
+  waitFor,
+} from './support.ts';
+
+/*
+ * Push and pull between real server processes on loopback: a remote and two sites (the CLI with
+ * --remote), with writes on every side, offline periods and SIGKILLs; afterwards every site holds
+ * what the remote holds.
+ */
+
+const node = (label: string) => ({ label, function_type: 'redirect', payload: { url: `https://example.com/${label}` } });
+
+async function ok(res: Promise<{ status: number; text: string; body: any }>, status = 200) { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const r = await res;
+  expect(r.status, r.text).toBe(status);
+  return r.body.data;
+}
+
+/** One sync round on the site (push, pull, leases); fails the test if the round failed. */
+async function sync(site: Site) {
+  const s = await ok(site.api('POST', '/sync/run'));
+  expect(s.last_error).toBeNull();
+  return s;
+}
+
+/** Rounds until every site has pushed everything and pulled what the others pushed. */
+async function syncAll(...sites: Site[]) {
+  for (let i = 0; i < 2; i++) for (const s of sites) await sync(s);
+  for (const s of sites) expect((await statusOf(s)).pending_changes).toBe(0);
+}
+
+/** What must be equal everywhere: synced entities, field by field (org ids differ per instance). */
+function snapshot(dataDir: string) {
+  return readDb(dataDir, (db) => ({
+    nodes: db
+      .prepare(
+        'SELECT id, slug, label, function_type, payload_json, status, template_id, batch_id, serial, serial_number, created_at, updated_at FROM nodes ORDER BY id',
+      )
+      .all(),
+    rules: db.prepare('SELECT id, node_id, rule_type, conditions_json, function_type, payload_json, priority, enabled, updated_at FROM rules ORDER BY id').all(),
+    templates: db.prepare('SELECT id, name, function_type, payload_json, locked_fields_json, updated_at FROM templates ORDER BY id').all(),
+    batches: db.prepare('SELECT id, label, prefix, quantity, serial_start FROM batches ORDER BY id').all(),
+    webhooks: db.prepare('SELECT id, url, events_json, secret, active FROM webhooks ORDER BY id').all(),
+    tombstoned: db.prepare('SELECT slug FROM slugs WHERE deleted_at IS NOT NULL ORDER BY slug').pluck().all(),
+  }));
+}
+
+function scansOf(dataDir: string) {
+  return readDb(dataDir, (db) => ({
+    total: db.prepare('SELECT COUNT(*) FROM scan_events').pluck().get() as number,
+    distinct: db.prepare('SELECT COUNT(DISTINCT sync_id) FROM scan_events WHERE sync_id IS NOT NULL').pluck().get() as number,
+    counts: db.prepare('SELECT id, scan_count FROM nodes WHERE scan_count > 0 ORDER BY id').all(),
+  }));
+}
+
+async function scan(site: Site, slug: string, times: number) {
+  for (let i = 0; i < times; i++) {
+    const res = await fetch(`${site.proc.url}/v/${slug}`, { redirect: 'manual', headers: { 'user-agent': `Mozilla/5.0 (iPhone; test ${i})` } });
+    expect([301, 302, 303, 307, 308, 200]).toContain(res.status);
+  }
+}
+
+const scanCount = (site: Site, slug: string) =>
+  readDb(site.dataDir, (db) => db.prepare('SELECT scan_count FROM nodes WHERE slug = ?').pluck().get(slug) as number);
+
+async function remoteApi(remote: Remote, method: string, path: string, body?: unknown) {
+  return apiRequest(remote.proc.url, method, path, body, remote.key);
+}
+
+describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
+  it('creates, edits, deletes, batches and scans on every side, with offline periods, converge everywhere', async () => {
+    const remote = await startRemote();
+    const a = await startSite(remote.url, remote.key);
+    const b = await startSite(remote.url, remote.key);
+    await Promise.all([paired(a), paired(b)]);
+
+    // Writes on each side, then a sync: everyone has everything.
+    const tpl = await ok(a.api('POST', '/templates', { name: 'T', function_type: 'redirect', payload: { url: 'https://example.com/t' } }), 201);
+    const na = await ok(a.api('POST', '/nodes', node('from-a')), 201);
+    await ok(a.api('POST', `/nodes/${na.slug}/rules`, { rule_type: 'device_based', conditions: { devices: ['mobile'] }, function_type: 'redirect', payload: { url: 'https://example.com/m' } }), 201);
+    const nb = await ok(b.api('POST', '/nodes', node('from-b')), 201);
+    const nr = await ok(remoteApi(remote, 'POST', '/nodes', node('from-remote')), 201);
+    await ok(remoteApi(remote, 'POST', '/webhooks', { url: 'https://hooks.example.com/w', events: ['node.created'] }), 201);
+    await syncAll(a, b);
+    expect(snapshot(a.dataDir)).toEqual(snapshot(remote.dataDir));
+    expect(snapshot(b.dataDir)).toEqual(snapshot(remote.dataDir));
+    expect(snapshot(remote.dataDir).nodes.map((n: any) => n.label).sort()).toEqual(['from-a', 'from-b', 'from-remote']); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(snapshot(remote.dataDir).templates).toHaveLength(1);
+    void tpl;
+
+    // The remote goes away: both sites keep working (edits, a delete, a batch, scans).
+    await stop(remote.proc);
+    await ok(a.api('PATCH', `/nodes/${nb.slug}`, { label: 'b-edited-on-a' }));
+    await ok(b.api('PATCH', `/nodes/${nr.slug}`, { status: 'paused' }));
+    await ok(b.api('DELETE', `/nodes/${na.slug}`));
+    const batch = await ok(a.api('POST', '/batches', { label: 'Hall', prefix: 'H', quantity: 40, function_type: 'redirect', base_payload: { url: 'https://example.com/h' } }), 201);
+    await waitFor('the batch to be generated', async () => (await a.api('GET', `/batches/${batch.id}`)).body.data?.status === 'ready');
+    await scan(a, nb.slug, 3);
+    await scan(b, nb.slug, 2);
+    await waitFor('scans recorded', async () => scanCount(a, nb.slug) === 3 && scanCount(b, nb.slug) === 2);
+    expect((await statusOf(a)).pending_changes).toBeGreaterThan(40);
+
+    await restartRemote(remote);
+    await syncAll(a, b);
+    const r = snapshot(remote.dataDir);
+    expect(snapshot(a.dataDir)).toEqual(r);
+    expect(snapshot(b.dataDir)).toEqual(r);
+    expect(r.nodes.filter((n: any) => n.batch_id === batch.id)).toHaveLength(40); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(r.nodes.find((n: any) => n.slug === na.slug)).toBeUndefined(); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(r.tombstoned).toContain(na.slug);
+    expect(r.rules).toHaveLength(0);
+    expect((r.nodes.find((n: any) => n.slug === nb.slug) as any).label).toBe('b-edited-on-a'); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect((r.nodes.find((n: any) => n.slug === nr.slug) as any).status).toBe('paused'); // eslint-disable-line @typescript-eslint/no-explicit-any
+    // Scans went up once each; the remote counts both sites' scans.
+    expect(scansOf(remote.dataDir)).toMatchObject({ distinct: 5, total: 5 });
+    expect(scanCount({ dataDir: remote.dataDir } as Site, nb.slug)).toBe(5);
+    // Pushing again changes nothing.
+    await syncAll(a, b);
+    expect(scansOf(remote.dataDir).total).toBe(5);
+  });
+
+  it('concurrent edits resolve by last writer the same everywhere; delete beats a later edit, which is logged', async () => {
+    const remote = await startRemote();
+    const a = await startSite(remote.url, remote.key);
+    const b = await startSite(remote.url, remote.key);
+    await Promise.all([paired(a), paired(b)]);
+    const n1 = await ok(a.api('POST', '/nodes', node('one')), 201);
+    const n2 = await ok(a.api('POST', '/nodes', node('two')), 201);
+    await syncAll(a, b);
+
+    await stop(remote.proc);
+    // Same node, different fields and the same field, on both sites while offline.
+    await ok(a.api('PATCH', `/nodes/${n1.slug}`, { label: 'a-label' }));
+    await ok(b.api('PATCH', `/nodes/${n1.slug}`, { status: 'paused' }));
+    await new Promise((r) => setTimeout(r, 5)); // distinct HLC wall times (order of the edits, not a timing check)
+    await ok(b.api('PATCH', `/nodes/${n1.slug}`, { label: 'b-label-later' }));
+    // a deletes n2; b edits it afterwards without knowing.
+    await ok(a.api('DELETE', `/nodes/${n2.slug}`));
+    await ok(b.api('PATCH', `/nodes/${n2.slug}`, { label: 'edited-after-delete' }));
+    await restartRemote(remote);
+    await syncAll(a, b);
+
+    const r = snapshot(remote.dataDir);
+    expect(snapshot(a.dataDir)).toEqual(r);
+    expect(snapshot(b.dataDir)).toEqual(r);
+    const one = r.nodes.find((n: any) => n.id === n1.id); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(one).toMatchObject({ label: 'b-label-later', status: 'paused' });
+    expect(r.nodes.find((n: any) => n.id === n2.id)).toBeUndefined(); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const conflicts = await ok(remoteApi(remote, 'GET', '/sync/conflicts'));
+    const late = conflicts.find((c: any) => c.kind === 'edit_after_delete'); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(late.detail).toMatchObject({ entity: 'node', entity_id: n2.id, fields: { label: 'edited-after-delete' } });
+    // Resolving a conflict takes it off the status.
+    expect((await ok(remoteApi(remote, 'GET', '/sync/status'))).conflicts.map((c: any) => c.id)).toContain(late.id); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect((await ok(remoteApi(remote, 'POST', `/sync/conflicts/${late.id}/resolve`))).resolved_at).not.toBeNull();
+    expect((await ok(remoteApi(remote, 'GET', '/sync/status'))).conflicts).toEqual([]);
+  });
+
+  it('refuses a push whose clock is more than 5 minutes ahead, and pushes are idempotent by seq', async () => {
+    const remote = await startRemote();
+    const site = { site_id: 'site-clock-test', incarnation: 'inc-clock-test' };
+    await ok(remoteApi(remote, 'POST', '/sync/sites', { ...site, name: 'fake', token: null, next_token: 'token-0001', claims: [] }));
+    const change = (seq: number, ms: number) => ({
+      seq,
+      entity: 'template',
+      entity_id: `tpl-${seq}`,
+      op: 'upsert',
+      fields: { name: `T${seq}`, function_type: 'redirect', payload_json: '{"url":"https://example.com"}', locked_fields_json: '[]', created_at: new Date(ms).toISOString(), updated_at: new Date(ms).toISOString() },
+      hlc: ms.toString(16).padStart(12, '0') + '0000',
+      writer: `${site.site_id}/${site.incarnation}`,
+      group: null,
+    });
+    const ahead = await remoteApi(remote, 'POST', '/sync/push', { ...site, token: 'token-0001', next_token: 'token-0002', after_seq: 0, changes: [change(1, Date.now() + 6 * 60_000)], scans: [] });
+    expect(ahead.status, ahead.text).toBe(409);
+    expect(ahead.body.error).toMatch(/^Clock ahead by \d+ s/);
+
+    const push = (token: string, next: string, after: number, changes: unknown[]) =>
+      remoteApi(remote, 'POST', '/sync/push', { ...site, token, next_token: next, after_seq: after, changes, scans: [] });
+    expect((await ok(push('token-0001', 'token-0002', 0, [change(1, Date.now()), change(2, Date.now())]))).acked_seq).toBe(2);
+    // The same call again (its answer was lost): the same answer, nothing applied twice.
+    expect((await ok(push('token-0001', 'token-0002', 0, [change(1, Date.now()), change(2, Date.now())]))).acked_seq).toBe(2);
+    // Overlapping: 2 is skipped, 3 applied. A gap: 409 with the expected seq.
+    expect((await ok(push('token-0002', 'token-0003', 1, [change(2, Date.now()), change(3, Date.now())]))).acked_seq).toBe(3);
+    const gap = await push('token-0003', 'token-0004', 7, [change(8, Date.now())]);
+    expect(gap.status, gap.text).toBe(409);
+    expect(gap.body.details).toEqual({ expected_seq: '3' });
+    expect(readDb(remote.dataDir, (db) => db.prepare("SELECT COUNT(*) FROM templates WHERE id LIKE 'tpl-%'").pluck().get())).toBe(3);
+  });
+
+  for (const where of ['push', 'pull'] as const) {
+    it(`SIGKILL of the site during a ${where} whose answer was lost after the remote committed: no loss, no duplicate scan`, async () => {
+      const remote = await startRemote();
+      const proxy = await startFaultProxy(remote.url);
+      proxies.push(proxy);
+      let site = await startSite(proxy.url, remote.key);
+      const other = await startSite(remote.url, remote.key);
+      await Promise.all([paired(site), paired(other)]);
+      const n = await ok(site.api('POST', '/nodes', node('k')), 201);
+      await ok(other.api('POST', '/nodes', node('from-other')), 201);
+      await sync(other);
+      await scan(site, n.slug, 4);
+      await waitFor('scans recorded', async () => scanCount(site, n.slug) === 4);
+
+      const path = where === 'push' ? '/v1/sync/push' : '/v1/sync/changes';
+      proxy.rule = (method, p) => (p.startsWith(path) ? 'hold-response' : 'pass');
+      void site.api('POST', '/sync/run').catch(() => undefined);
+      const held = await proxy.nextHeld();
+      expect(held.status).toBe(200);
+      await kill(site.proc);
+      proxy.rule = () => 'pass';
+      site = await restartSite(site, proxy.url, remote.key);
+      await syncAll(site, other);
+      const r = snapshot(remote.dataDir);
+      expect(snapshot(site.dataDir)).toEqual(r);
+      expect(snapshot(other.dataDir)).toEqual(r);
+      expect(r.nodes).toHaveLength(2);
+      expect(scansOf(remote.dataDir)).toMatchObject({ total: 4, distinct: 4 });
+      expect(scanCount({ dataDir: remote.dataDir } as Site, n.slug)).toBe(4);
+    });
+  }
+
+  it('SIGKILL of the remote during a push (before and after it committed) loses nothing and applies nothing twice', async () => {
+    const remote = await startRemote();
+    const proxy = await startFaultProxy(remote.url);
+    proxies.push(proxy);
+    const site = await startSite(proxy.url, remote.key);
+    await paired(site);
+    for (const fault of ['hold-request', 'hold-response'] as const) {
+      const n = await ok(site.api('POST', '/nodes', node(`n-${fault}`)), 201);
+      await scan(site, n.slug, 2);
+      await waitFor('scans recorded', async () => scanCount(site, n.slug) === 2);
+      proxy.rule = (method, p) => (p.startsWith('/v1/sync/push') ? fault : 'pass');
+      const run = site.api('POST', '/sync/run').catch(() => undefined);
+      await proxy.nextHeld();
+      await kill(remote.proc);
+      proxy.rule = () => 'pass';
+      await run;
+      await restartRemote(remote);
+      await syncAll(site);
+      expect(snapshot(site.dataDir)).toEqual(snapshot(remote.dataDir));
+    }
+    expect(scansOf(remote.dataDir)).toMatchObject({ total: 4, distinct: 4 });
+  });
+});
