@@ -169,12 +169,15 @@ export class RemoteChanges {
     return this.repo.transaction(() => {
       const site = this.repo.getSite(input.site_id);
       if (!site || site.org_id !== orgId) throw new ConflictError(UNKNOWN_INCARNATION_ERROR);
-      const fence = this.registry.fence(input.site_id, input.incarnation, input.token, input.next_token, false);
+      this.registry.fence(input.site_id, input.incarnation, input.token, input.next_token, false);
       const state = this.db
         .prepare('SELECT last_seq FROM sync_push_state WHERE site_id = ? AND incarnation = ?')
         .pluck()
         .get(input.site_id, input.incarnation) as number | undefined;
-      if (fence === 'retry') return { token: input.next_token, acked_seq: state ?? input.after_seq, scans_acked: input.scans.length };
+      // A retry (the answer to this token was lost) is applied like any push, not answered from
+      // memory: it may carry more than the lost call did (writes and scans made since), and seqs
+      // and scan ids already make re-applying harmless. Answering without applying acknowledged
+      // scans the remote never stored, and the site then dropped them.
       // A new incarnation starts where the site says it is: its earlier rows went under the old one.
       let last = state ?? input.after_seq;
       if (input.after_seq > last) throw new PushGapError(last);
