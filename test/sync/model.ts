@@ -233,12 +233,14 @@ const sync = (who: number) =>
     await r.cluster.syncRound(r.cluster.sites[who - 1]!);
   });
 
-export const commands = [
+const writes = [
   fc.tuple(actor, fc.constantFrom<Kind>('node', 'node', 'rule', 'template', 'webhook'), fc.nat()).map(([w, k, ref]) => create(w, k, ref)),
   fc.tuple(actor, fc.nat(), fc.nat()).map(([w, ref, v]) => edit(w, ref, v)),
   fc.tuple(actor, fc.nat()).map(([w, ref]) => remove(w, ref)),
   fc.tuple(actor, fc.integer({ min: 1, max: 12 })).map(([w, q]) => batch(w, q)),
   fc.tuple(actor, fc.nat(), fc.integer({ min: 1, max: 3 })).map(([w, ref, n]) => scan(w, ref, n)),
+];
+const weather = [
   fc.tuple(site, fc.constantFrom<'up' | 'down' | 'both'>('up', 'down', 'both')).map(([w, d]) => partition(w, d)),
   site.map((w) => heal(w)),
   fc
@@ -247,6 +249,16 @@ export const commands = [
   fc.tuple(site, fc.constantFrom(0, 5, 30), fc.nat()).map(([w, max, seed]) => latency(w, max, seed)),
   actor.map((w) => restart(w)),
   fc.integer({ min: 1, max: 10 * 60_000 }).map((ms) => tick(ms)),
+];
+/** Writes (edits and deletes most) and sync rounds weigh more than weather, so runs get interesting. */
+export const commands = [
+  ...writes,
+  writes[1]!,
+  writes[1]!,
+  writes[2]!,
+  writes[0]!,
+  ...weather,
+  site.map((w) => sync(w)),
   site.map((w) => sync(w)),
   site.map((w) => sync(w)),
 ];
@@ -333,8 +345,13 @@ export function emptyModel(): Model {
 }
 
 /** The property: any command sequence, then quiet, leaves every invariant true. */
-export function syncProperty(options: { maxCommands?: number; processes?: boolean } = {}) {
-  return fc.asyncProperty(fc.commands(commands, { maxCommands: options.maxCommands ?? MAX_COMMANDS }), async (cmds) => {
+export function syncProperty(options: { maxCommands?: number; processes?: boolean; replayPath?: string } = {}) {
+  const cmdsArb = fc.commands(commands, {
+    maxCommands: options.maxCommands ?? MAX_COMMANDS,
+    size: 'max',
+    ...(options.replayPath ? { replayPath: options.replayPath } : {}),
+  });
+  return fc.asyncProperty(cmdsArb, async (cmds) => {
     const cluster = await startCluster({ sites: SITES, clock: new ManualClock(), processes: options.processes ?? false });
     try {
       const model = emptyModel();
