@@ -363,3 +363,19 @@ export function syncProperty(options: { maxCommands?: number; processes?: boolea
     }
   });
 }
+
+/** The step constructors, for regressions written out by hand (independent of the generators). */
+export const steps = { create, edit, remove, batch, scan, partition, heal, fault, latency, restart, tick, sync };
+
+/** Runs a fixed list of steps on a fresh cluster, then quiet and the invariants. */
+export async function runScenario(list: Array<fc.AsyncCommand<Model, Real>>, options: { processes?: boolean } = {}): Promise<void> {
+  const cluster = await startCluster({ sites: SITES, clock: new ManualClock(), processes: options.processes ?? false });
+  try {
+    const model = emptyModel();
+    const real: Real = { cluster };
+    for (const s of list) await s.run(model, real);
+    await settleAndCheck(model, real);
+  } finally {
+    await cluster.close();
+  }
+}

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { syncProperty } from './model.ts';
+import { runScenario, steps as s, syncProperty } from './model.ts';
 
 /*
  * Failing runs the sync model found (test/sync/model.test.ts, node test/sync/explore.ts), kept
@@ -10,7 +10,17 @@ import { syncProperty } from './model.ts';
  * again (the shrunk steps are written out below so the scenario can be rebuilt by hand).
  */
 
-const cases: Array<{ title: string; seed: number; path: string; replayPath: string; processes?: boolean }> = [
+interface Case {
+  title: string;
+  seed: number;
+  path: string;
+  replayPath: string;
+  processes?: boolean;
+  /** The shrunk steps, replayed as they are (actor 0 is the remote, 1..3 the sites). */
+  steps: Parameters<typeof runScenario>[0];
+}
+
+const cases: Case[] = [
   {
     // 1 batch 1 @remote; 2 sync @site3; 3 partition down @site3 (answers lost after commit);
     // 4 edit node#0 @site3 (its background push commits, the answer is lost); 5 scan node#0 @site3.
@@ -20,13 +30,17 @@ const cases: Array<{ title: string; seed: number; path: string; replayPath: stri
     seed: -1694957005,
     path: '35:8:9:13:12:15:15:18:19:11:18:18:20:20:20:20',
     replayPath: '',
+    steps: [s.batch(0, 1), s.sync(3), s.partition(3, 'down'), s.edit(3, 0, 0), s.scan(3, 0, 1), s.partition(1, 'up')],
   },
 ];
 
 describe('sync model regressions', () => {
   for (const c of cases) {
-    it(c.title, { timeout: 60_000 }, async () => {
+    it(`${c.title} (seed ${c.seed})`, { timeout: 60_000 }, async () => {
       await fc.assert(syncProperty({ processes: c.processes ?? false, replayPath: c.replayPath }), { seed: c.seed, path: c.path, endOnFailure: true });
+    });
+    it(`${c.title} (steps)`, { timeout: 60_000 }, async () => {
+      await runScenario(c.steps, { processes: c.processes ?? false });
     });
   }
 });
