@@ -5,7 +5,7 @@
  *   - push: a paired site makes the same writes while cut off from the remote (by a proxy in
  *     this process), then the link heals and we time POST /v1/sync/run until nothing is pending:
  *     changes per second arriving at the remote;
- *   - pull: a second, freshly paired site pulls all of them from the remote's feed;
+ *   - pull: a second site, paired before and cut off as well, pulls all of them from the feed;
  *   - converge: a site offline with BENCH_SYNC_CONVERGE_CHANGES changes (default 10,000 nodes in
  *     batches) and BENCH_SYNC_SCANS scans (default 100,000) comes back: time until the remote
  *     holds every node and every scan and the site has nothing pending.
@@ -20,6 +20,7 @@ import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import { openDatabase } from '../../server/db/database.ts';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
 import { apiRequest, repoRoot, type ServerProcess, spawnServer, tempDataDir, UNLIMITED } from '../support/server.ts';
 
@@ -45,7 +46,7 @@ function prepare(): { dir: string; key: string } {
   const org = JSON.parse(cli(['org', 'create', '--name', 'Bench', '--data', dir, '--json'])) as { org: { id: string } };
   const key = JSON.parse(cli(['keys', 'create', '--org', org.org.id, '--name', 'bench', '--plan', 'enterprise', '--data', dir, '--json'])) as { key: { id: string }; api_key: string };
   // Enterprise defaults allow 5,000 calls a minute: lift them so the bench times sync, not the limiter.
-  const db = new BetterSqlite3(join(dir, 'waymark.sqlite'));
+  const db = openDatabase(join(dir, 'waymark.sqlite')); // registers the functions the capture triggers call
   db.prepare('UPDATE api_keys SET limits_json = ? WHERE id = ?').run(JSON.stringify(UNLIMITED), key.key.id);
   db.close();
   return { dir, key: key.api_key };
@@ -187,9 +188,12 @@ try {
   if (probe.status === 404) {
     console.log('push/pull are not on this build (POST /v1/sync/push is 404): only the baseline ran');
   } else {
-    // Push: the same writes on a site cut off from the remote, then the link heals.
+    // Push: the same writes on a site cut off from the remote, then the link heals. A second
+    // site, paired before and cut off too, then pulls them all.
     const a = await startSite(remote);
+    const b = await startSite(remote);
     a.proxy.partition();
+    b.proxy.partition();
     const local = await write(a.api, BATCHES, EDITS, 'A');
     rows.push(['local writes, paired site offline', `${local.changes.toLocaleString('en-US')} writes`, secs(local.ms), `${rate(local.changes, local.ms)}/s`]);
     const pending = (await status(a.api)).pending_changes;
@@ -199,20 +203,19 @@ try {
     if (atRemote < BATCHES * 500) throw new Error(`remote holds ${atRemote} nodes after push`);
     rows.push(['push to the remote', `${pending.toLocaleString('en-US')} changes`, secs(pushMs), `${rate(pending, pushMs)}/s`]);
 
-    // Pull: a fresh site takes everything from the remote's feed.
-    const b = await startSite(remote);
-    const want = count(remote.dir, 'SELECT COUNT(*) FROM nodes');
-    const pullMs = await syncUntil(b.api, async () => count(b.dir, 'SELECT COUNT(*) FROM nodes') >= want);
-    const pulled = count(b.dir, 'SELECT COUNT(*) FROM sync_outbox WHERE pulled = 1');
-    rows.push(['pull by a fresh site', `${pulled.toLocaleString('en-US')} changes`, secs(pullMs), `${rate(pulled, pullMs)}/s`]);
+    const pulledBefore = count(b.dir, 'SELECT COUNT(*) FROM sync_outbox WHERE pulled = 1');
+    b.proxy.heal();
+    const pullMs = await syncUntil(b.api, async () => count(b.dir, 'SELECT COUNT(*) FROM nodes') >= atRemote);
+    const pulled = count(b.dir, 'SELECT COUNT(*) FROM sync_outbox WHERE pulled = 1') - pulledBefore;
+    rows.push(['pull by another site', `${pulled.toLocaleString('en-US')} changes`, secs(pullMs), `${rate(pulled, pullMs)}/s`]);
 
     // Converge: a site offline with CONVERGE_CHANGES changes and SCANS scans.
     const c = await startSite(remote);
     c.proxy.partition();
     await write(c.api, Math.ceil(CONVERGE_CHANGES / 500), 0, 'C');
     await stop(c.proc);
-    const db = new BetterSqlite3(join(c.dir, 'waymark.sqlite'));
-    const nodes = db.prepare("SELECT id, org_id FROM nodes WHERE batch_id IS NOT NULL AND label LIKE 'C-%'").all() as Array<{ id: string; org_id: string }>;
+    const db = openDatabase(join(c.dir, 'waymark.sqlite'));
+    const nodes = db.prepare("SELECT id, org_id FROM nodes WHERE batch_id IN (SELECT id FROM batches WHERE label LIKE 'C-%')").all() as Array<{ id: string; org_id: string }>;
     const insert = db.prepare(
       `INSERT INTO scan_events (node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash)
        VALUES (?, ?, ?, 'mobile', 'ios', 'Mobile Safari', 'DE', 'qr', NULL, 'redirect', 0, ?)`,
