@@ -4,12 +4,13 @@
 // plain modules beside this file and are unit-tested without Electron.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BrowserWindow, Menu, app, dialog, ipcMain, screen, session, shell } from 'electron';
+import { BrowserWindow, Menu, app, dialog, ipcMain, safeStorage, screen, session, shell } from 'electron';
 import { CONSOLE_CSP } from '../server/http/console.ts';
 import { type RunningServer, startServer } from '../server/serve.ts';
 import { menuTemplate } from './menu.ts';
 import { type DesktopSession, PRINT_PDF_CHANNEL, SESSION_CHANNEL } from './preload/contract.ts';
 import { checkPrintRequest } from './print.ts';
+import { keychainSecretStore } from './secrets.ts';
 import { consoleWindowOptions, isAllowedExternalUrl, isTrustedSender, navigationDecision, permissionDecision, windowOpenDecision } from './security.ts';
 import { parseSettings } from './settings.ts';
 import { WindowStateStore } from './window-state.ts';
@@ -42,6 +43,8 @@ async function startEmbeddedServer(userData: string): Promise<RunningServer> {
     dataDir: join(userData, 'data'),
     scanBase: settings.scanBase,
     consoleDir: join(here, '..', 'renderer'),
+    // The remote key of a site paired from the console, encrypted with the OS keychain.
+    secrets: keychainSecretStore(join(userData, 'secrets.json'), safeStorage),
     // NFC runs in a child on a real Node (nfc-pcsc is not built for Electron): only when
     // settings.json names one; the child script is read from the project's sources.
     ...(settings.nfcNode ? { nfc: { execPath: settings.nfcNode, script: join(here, '..', '..', 'server', 'features', 'nfc', 'bridge-child.ts') } } : {}),

@@ -9,8 +9,9 @@ import { mountConsole } from './http/console.ts';
 import { createMetrics, mountMetrics } from './http/metrics.ts';
 import { RateLimiter } from './http/rateLimit.ts';
 import type { AnyRouteSpec } from './http/route.ts';
-import type { Clock } from './platform/clock.ts';
+import { type Clock, isoAt } from './platform/clock.ts';
 import { Outbox } from './platform/outbox.ts';
+import { defaultSecretStore, type SecretStore } from './platform/secrets.ts';
 import { BatchGenerator } from './features/batches/generator.ts';
 import { BatchesRepo } from './features/batches/repo.ts';
 import { batchRoutes } from './features/batches/routes.ts';
@@ -69,6 +70,8 @@ export interface CreateAppOptions {
   nfc?: NfcDevice | null;
   /** Label layouts and the caption font (default: the repository's resources/; Electron passes its own). */
   resourcesDir?: string;
+  /** Credentials kept outside the database (a paired site's remote key); default: `<dataDir>/secrets.json`, mode 0600. */
+  secrets?: SecretStore;
 }
 
 /** A background worker the app starts and stops with itself. */
@@ -98,10 +101,11 @@ function createServices(
   logger: Logger,
   nfcDevice: NfcDevice | null = null,
   resourcesDir = defaultResourcesDir(),
+  secrets: SecretStore = defaultSecretStore(config.dataDir),
 ) {
   const outbox = new Outbox(db, clock);
   // Sync (pairing, slug leases) comes first: it decides where slugs come from.
-  const sync = createSync({ db, clock, outbox, logger, dataDir: config.dataDir, config: config.sync });
+  const sync = createSync({ db, clock, outbox, logger, dataDir: config.dataDir, secrets, config: config.sync });
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
   const batchesRepo = new BatchesRepo(db);
@@ -134,7 +138,16 @@ function createServices(
     privateList,
     userAgent: `Waymark-Webhooks/${config.version}`,
   });
-  const webhookDispatcher = new WebhookDispatcher({ service: webhooks, sender: webhookSender, outbox, clock, logger });
+  // A paired site delivers no webhooks: the remote emits the events for what the site pushes, so
+  // receivers hear each event once (docs/sync.md).
+  const webhookDispatcher = new WebhookDispatcher({
+    service: webhooks,
+    sender: webhookSender,
+    outbox,
+    clock,
+    logger,
+    enabled: () => sync.site.slugSource() === 'standalone',
+  });
   const nfc = new NfcService({
     clock,
     outbox,
@@ -146,6 +159,37 @@ function createServices(
     device: nfcDevice,
   });
   const analytics = new ScanAnalytics(db, clock);
+  // Webhooks across sites (docs/sync.md): the remote emits the events for what sites push.
+  sync.remoteChanges.events = {
+    applied: (orgId, change, effect) => {
+      if (change.entity === 'node') {
+        const node = effect === 'deleted' ? undefined : nodesRepo.get(change.entity_id);
+        if (effect === 'deleted') outbox.record(orgId, 'node.deleted', { id: change.entity_id, slug: change.fields.slug, deleted_at: isoAt(clock) });
+        else if (node) outbox.record(orgId, effect === 'created' ? 'node.created' : 'node.updated', nodes.toApi(node));
+      } else if (change.entity === 'batch' && effect === 'created') {
+        const batch = batchesRepo.get(orgId, change.entity_id);
+        if (batch) outbox.record(orgId, 'batch.completed', batches.toApi(batch));
+      }
+    },
+    scanned: (orgId, scans) => {
+      for (const s of scans) {
+        if (s.is_bot) continue;
+        const slug = nodesRepo.get(s.node_id)?.slug;
+        outbox.record(orgId, 'node.scanned', {
+          scan_id: s.local,
+          node: { id: s.node_id, slug },
+          timestamp: new Date(s.ts).toISOString(),
+          device_type: s.device_type,
+          os: s.os,
+          browser: s.browser,
+          country: s.country,
+          source: s.source,
+          rule_id: s.rule_id,
+          outcome: s.outcome,
+        });
+      }
+    },
+  };
   return { outbox, slugs, nodes, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, nfc, sync, analytics };
 }
 
@@ -153,8 +197,8 @@ function createServices(
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ db, clock, config, logger = consoleLogger, nfc = null, resourcesDir }: CreateAppOptions): App {
-  const services = createServices(db, clock, config, logger, nfc, resourcesDir);
+export function createApp({ db, clock, config, logger = consoleLogger, nfc = null, resourcesDir, secrets }: CreateAppOptions): App {
+  const services = createServices(db, clock, config, logger, nfc, resourcesDir, secrets);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),

@@ -77,7 +77,12 @@ program
     } catch (err) {
       fail(startupError(err, opts.host, port, opts.data));
     }
-    if (opts.remote) console.log(`Paired with remote ${opts.remote}${opts.remoteKey ? '' : ' (no --remote-key: offline)'}`);
+    const site = running.app.services.sync.site;
+    // Paired by flags, or earlier at runtime (POST /v1/sync/pair) with the key in the secret store.
+    if (site.remoteUrl) {
+      const key = opts.remoteKey ? '' : site.canSync() ? ' (stored key)' : ' (no --remote-key and no stored key: offline)';
+      console.log(`Paired with remote ${site.remoteUrl}${key}`);
+    }
     console.log(`Waymark ${VERSION} listening on ${running.url}`);
     console.log(`Data: ${databaseFile(opts.data)}`);
     if (running.firstRun) {

@@ -7,6 +7,7 @@ import { makeConfig, type WebhookSettings } from './config.ts';
 import type { SyncConfig } from './features/sync/index.ts';
 import { type Database, openDatabase } from './db/database.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
+import type { SecretStore } from './platform/secrets.ts';
 import { NfcBridge, type NfcBridgeOptions } from './features/nfc/bridge.ts';
 
 export interface ServeOptions {
@@ -19,6 +20,8 @@ export interface ServeOptions {
   consoleDir?: string | undefined;
   /** Pair with a remote instance (`--remote`, `--remote-key`; docs/sync.md). */
   sync?: SyncConfig | undefined;
+  /** Where the remote key of a runtime pairing is kept (default: `<dataDir>/secrets.json`, mode 0600; Electron encrypts). */
+  secrets?: SecretStore | undefined;
   clock?: Clock;
   logger?: Logger;
   /** Webhook delivery settings; unset fields keep their defaults. */
@@ -83,7 +86,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     ? new NfcBridge({ log: (m) => logger.info(m), ...(typeof options.nfc === 'object' ? options.nfc : {}) })
     : null;
   nfc?.start();
-  const app = createApp({ db, clock, config, logger, nfc });
+  const app = createApp({ db, clock, config, logger, nfc, ...(options.secrets ? { secrets: options.secrets } : {}) });
   server.on('request', app.handle);
 
   let firstRun: RunningServer['firstRun'];

@@ -3,6 +3,7 @@ import { Link } from '../components/Link.tsx';
 import { Empty, Loading } from '../components/States.tsx';
 import { Toasts } from '../components/Toasts.tsx';
 import { SignIn } from '../features/auth/SignIn.tsx';
+import { SyncIndicator } from '../features/sync/SyncIndicator.tsx';
 import { api } from '../lib/api.ts';
 import { navigate, useRouter } from '../lib/router.ts';
 import { useSession } from '../lib/session.ts';
@@ -66,6 +67,7 @@ function Shell() {
           ))}
         </nav>
         <div className="sidebar-footer">
+          <SyncIndicator />
           <div className="org" title={instance.data?.organization.id}>
             <span className="org-name">{instance.data?.organization.name ?? ' '}</span>
             <span className="org-meta">{instance.data ? `v${instance.data.version} · ${instance.data.key.plan} key` : ' '}</span>

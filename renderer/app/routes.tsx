@@ -13,6 +13,7 @@ const PrintLabelsPage = lazy(() => import('../features/printing/PrintLabelsPage.
 const TemplatesPage = lazy(() => import('../features/templates/TemplatesPage.tsx').then((m) => ({ default: m.TemplatesPage })));
 const WebhooksPage = lazy(() => import('../features/webhooks/WebhooksPage.tsx').then((m) => ({ default: m.WebhooksPage })));
 const ApiKeysPage = lazy(() => import('../features/api-keys/ApiKeysPage.tsx').then((m) => ({ default: m.ApiKeysPage })));
+const SyncPage = lazy(() => import('../features/sync/SyncPage.tsx').then((m) => ({ default: m.SyncPage })));
 const SettingsPage = lazy(() => import('../features/settings/SettingsPage.tsx').then((m) => ({ default: m.SettingsPage })));
 
 interface RouteDef {
@@ -40,6 +41,7 @@ export const ROUTES: RouteDef[] = [
   { pattern: '/templates', render: () => <TemplatesPage /> },
   { pattern: '/webhooks', render: () => <WebhooksPage /> },
   { pattern: '/api-keys', render: () => <ApiKeysPage /> },
+  { pattern: '/sync', render: () => <SyncPage /> },
   { pattern: '/settings', render: () => <SettingsPage /> },
 ];
 

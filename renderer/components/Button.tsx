@@ -21,3 +21,15 @@ export function Button({ variant = 'secondary', size = 'md', busy = false, icon,
     </button>
   );
 }
+
+/** The row under a form: Cancel (when there is somewhere to go back to) and the submit button. */
+export function FormActions({ submitLabel, busy, disabled, onCancel }: { submitLabel: string; busy: boolean; disabled?: boolean; onCancel?(): void }) {
+  return (
+    <div className="form-actions">
+      {onCancel ? <Button onClick={onCancel}>Cancel</Button> : null}
+      <Button type="submit" variant="primary" busy={busy} {...(disabled === undefined ? {} : { disabled })}>
+        {submitLabel}
+      </Button>
+    </div>
+  );
+}

@@ -1,4 +1,5 @@
 import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
+import { toast } from '../lib/toast.ts';
 import { Button } from './Button.tsx';
 
 export interface DialogProps {
@@ -87,5 +88,44 @@ export function ConfirmDialog({ open, title, message, confirmLabel, danger, onCo
     >
       <div className="confirm-message">{message}</div>
     </Dialog>
+  );
+}
+
+export interface ConfirmActionProps<T> {
+  /** What the action applies to; the dialog is open while it is set. */
+  target: T | null;
+  title(target: T): string;
+  message(target: T): ReactNode;
+  confirmLabel: string;
+  danger?: boolean;
+  /** The call to make. On success `success` is toasted and `onDone` runs; a failure is toasted. Either way the dialog closes. */
+  action(target: T): Promise<unknown>;
+  success(target: T): string;
+  onDone?(target: T): void;
+  onClose(): void;
+}
+
+/** A ConfirmDialog for the common "confirm, call, toast, refresh" flow on one item (delete, revoke…). */
+export function ConfirmAction<T>({ target, title, message, confirmLabel, danger, action, success, onDone, onClose }: ConfirmActionProps<T>) {
+  return (
+    <ConfirmDialog
+      open={target !== null}
+      title={target === null ? '' : title(target)}
+      message={target === null ? '' : message(target)}
+      confirmLabel={confirmLabel}
+      {...(danger ? { danger } : {})}
+      onClose={onClose}
+      onConfirm={async () => {
+        if (target === null) return;
+        try {
+          await action(target);
+          toast.success(success(target));
+          onDone?.(target);
+        } catch (err) {
+          toast.fromError(err);
+        }
+        onClose();
+      }}
+    />
   );
 }

@@ -20,6 +20,8 @@ import {
 import { NodeAnalytics, ScanEvent } from '../../server/schemas/analytics.ts';
 import { LayoutInfo } from '../../server/schemas/printing.ts';
 import { NfcStatusSchema, SessionSchema, TagWrittenSchema } from '../../server/schemas/nfc.ts';
+import { SyncStatus } from '../../server/schemas/sync.ts';
+import type { PairInput } from '../../server/schemas/syncPairing.ts';
 import { useSession } from './session.ts';
 
 export type CreateNodeInput = z.input<typeof CreateNodeBody>;
@@ -145,6 +147,16 @@ async function many<S extends z.ZodType>(path: string, schema: S, options?: Call
   return { data, total: typeof body.total === 'number' ? body.total : data.length };
 }
 
+/** Every item of a paged list, 100 per call (for short lists the console shows whole, e.g. a node's rules). */
+async function every<S extends z.ZodType>(path: string, schema: S): Promise<Page<z.infer<S>>> {
+  const data: Array<z.infer<S>> = [];
+  for (;;) {
+    const page = await many(path, schema, { query: { limit: 100, offset: data.length } });
+    data.push(...page.data);
+    if (page.data.length === 0 || data.length >= page.total) return { data, total: page.total };
+  }
+}
+
 async function blob(path: string, query?: Record<string, QueryValue>): Promise<Blob> {
   const res = await send('GET', path, query ? { query } : {});
   return res.blob();
@@ -207,7 +219,7 @@ export const api = {
   },
 
   rules: {
-    list: (slug: string) => many(`/nodes/${enc(slug)}/rules`, Rule),
+    list: (slug: string) => every(`/nodes/${enc(slug)}/rules`, Rule),
     create: (slug: string, body: CreateRuleInput) => one('POST', `/nodes/${enc(slug)}/rules`, Rule, { body }),
     update: (slug: string, id: string, body: UpdateRuleInput) => one('PATCH', `/nodes/${enc(slug)}/rules/${enc(id)}`, Rule, { body }),
     remove: (slug: string, id: string) => send('DELETE', `/nodes/${enc(slug)}/rules/${enc(id)}`),
@@ -231,7 +243,7 @@ export const api = {
   },
 
   keys: {
-    list: () => many('/api-keys', ApiKey),
+    list: () => every('/api-keys', ApiKey),
     create: (body: CreateApiKeyInput) => one('POST', '/api-keys', ApiKeyCreated, { body }),
     revoke: (id: string) => send('DELETE', `/api-keys/${enc(id)}`),
   },
@@ -266,4 +278,15 @@ export const api = {
     redeliver: (id: string, deliveryId: string) => one('POST', `/webhooks/${enc(id)}/deliveries/${enc(deliveryId)}/redeliver`, Delivery),
     test: (id: string) => one('POST', `/webhooks/${enc(id)}/test`, Delivery),
   },
+
+  sync: {
+    status: (signal?: AbortSignal) => one('GET', '/sync/status', SyncStatus, signal ? { signal } : {}),
+    pair: (body: PairInput) => one('POST', '/sync/pair', SyncStatus, { body }),
+    run: () => one('POST', '/sync/run', SyncStatus, { body: {} }),
+    /** Marks a conflict resolved (the answer's shape is not needed: the status is read again). */
+    resolveConflict: (id: number) => send('POST', `/sync/conflicts/${enc(String(id))}/resolve`, { body: {} }),
+  },
 };
+
+export type SyncStatusT = z.infer<typeof SyncStatus>;
+export type SyncConflictT = SyncStatusT['conflicts'][number];

@@ -26,7 +26,7 @@ export function captureState(db: Database): CaptureState {
 }
 
 export function registerCapture(db: Database): CaptureState {
-  const state: CaptureState = { hlc: undefined as unknown as Hlc, writer: 'unpaired', applying: null, now: () => Date.now() };
+  const state: CaptureState = { hlc: undefined as unknown as Hlc, writer: UNPAIRED_WRITER, applying: null, now: () => Date.now() };
   state.hlc = new Hlc(() => state.now());
   states.set(db, state);
   let group: string | null = null;
@@ -61,8 +61,22 @@ export function registerCapture(db: Database): CaptureState {
   return state;
 }
 
+/** Writes made before the sync feature starts (CLI, migrations) carry this database's writer id. */
+export const UNPAIRED_WRITER = 'unpaired';
+
+/** Before migrations: the writer id, if this database already has one (sync feature, 050). */
+export function loadWriter(db: Database): void {
+  const settings = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'settings'").pluck().get();
+  if (!settings) return;
+  const get = db.prepare('SELECT value FROM settings WHERE key = ?').pluck();
+  const site = get.get('sync.site_id') as string | undefined;
+  const incarnation = get.get('sync.incarnation') as string | undefined;
+  if (site && incarnation) captureState(db).writer = `${site}/${incarnation}`;
+}
+
 /** After migrations: the HLC never goes below what this database already recorded. */
 export function initCapture(db: Database): void {
+  loadWriter(db);
   const state = captureState(db);
   const exists = db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'sync_outbox'").pluck().get();
   if (!exists) return;

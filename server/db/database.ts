@@ -2,7 +2,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import type { Database } from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { initCapture, registerCapture } from './capture.ts';
+import { initCapture, loadWriter, registerCapture } from './capture.ts';
 import { migrate } from './migrate.ts';
 
 export type { Database };
@@ -26,6 +26,7 @@ export function openDatabase(file: string, options: OpenDatabaseOptions = {}): D
   db.pragma('busy_timeout = 5000');
   db.pragma(`synchronous = ${options.synchronous === 'normal' ? 'NORMAL' : 'FULL'}`);
   registerCapture(db);
+  loadWriter(db);
   migrate(db, options.migrationsDir);
   initCapture(db);
   return db;

@@ -21,10 +21,20 @@ export function migrate(db: Database, dir: string = defaultMigrationsDir): strin
   for (const file of files) {
     if (applied.has(file)) continue;
     const sql = readFileSync(join(dir, file), 'utf8');
-    db.transaction(() => {
-      db.exec(sql);
-      record.run(file, new Date().toISOString());
-    })();
+    // A migration that rebuilds a table (SQLite cannot drop a constraint) must run with foreign
+    // keys off, else dropping the old table would cascade to its children. Checked before commit.
+    const rebuild = sql.startsWith('-- migrate: foreign_keys off');
+    const fk = db.pragma('foreign_keys', { simple: true }) as number;
+    if (rebuild) db.pragma('foreign_keys = OFF');
+    try {
+      db.transaction(() => {
+        db.exec(sql);
+        if (rebuild && (db.pragma('foreign_key_check') as unknown[]).length > 0) throw new Error(`Migration ${file} broke foreign keys`);
+        record.run(file, new Date().toISOString());
+      })();
+    } finally {
+      if (rebuild) db.pragma(`foreign_keys = ${fk ? 'ON' : 'OFF'}`);
+    }
     ran.push(file);
   }
   return ran;

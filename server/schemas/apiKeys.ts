@@ -1,5 +1,7 @@
 import { z } from 'zod';
-import { PLANS, oneOf, text, timestamp } from './common.ts';
+import { PLANS, oneOf, pagination, text, timestamp } from './common.ts';
+
+export const ListApiKeysQuery = z.strictObject({ ...pagination });
 
 export const CreateApiKeyBody = z
   .strictObject({

@@ -8,7 +8,7 @@ import { oneOf } from './common.ts';
 export const READER_STATES = ['starting', 'unavailable', 'no_daemon', 'no_reader', 'ready', 'card_present'] as const;
 export const NFC_ERROR_CODES = [
   'unavailable', 'no_daemon', 'no_reader', 'no_tag', 'unsupported_card', 'not_formatted', 'too_small',
-  'read_only', 'tag_removed', 'verify_failed', 'uid_bound', 'busy', 'io_error',
+  'read_only', 'tag_removed', 'verify_failed', 'lock_failed', 'uid_bound', 'busy', 'io_error',
 ] as const;
 
 const serial = z.string().min(1).max(100);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { functionType, oneOf, timestamp } from './common.ts';
+import { functionType, oneOf, pagination, timestamp } from './common.ts';
 import { payloadObject } from './payloads.ts';
 
 export const RULE_TYPES = ['time_based', 'geo_based', 'device_based', 'traffic_split'] as const;
@@ -101,5 +101,7 @@ export const Rule = z
   })
   .meta({ id: 'Rule' });
 export type RuleT = z.infer<typeof Rule>;
+
+export const ListRulesQuery = z.strictObject({ ...pagination });
 
 export const RuleParams = z.object({ slug: z.string(), ruleId: z.string() });

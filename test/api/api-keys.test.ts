@@ -30,6 +30,17 @@ describe('API keys', () => {
     expect(stored).not.toContain(k.api_key);
   });
 
+  it('the list is paged like every list: newest first, limit (default 50, at most 100) and offset', async () => {
+    for (const name of ['Page A', 'Page B', 'Page C']) expect((await server.api('POST', '/api-keys', { name })).status).toBe(201);
+    const all = await server.api('GET', '/api-keys');
+    const page = await server.api('GET', '/api-keys?limit=2&offset=1');
+    expect(page.status).toBe(200);
+    expect(page.body.total).toBe(all.body.total);
+    expect(page.body.data).toEqual(all.body.data.slice(1, 3));
+    expect(all.body.data.slice(0, 3).map((k: { name: string }) => k.name)).toEqual(['Page C', 'Page B', 'Page A']);
+    expectInvalid(await server.api('GET', '/api-keys?limit=0'), 'limit');
+  });
+
   it('a created key works at once and records last_used_at', async () => {
     const k = (await server.api('POST', '/api-keys', { name: 'Worker', plan: 'pro' })).body.data;
     expect(k.plan).toBe('pro');

@@ -113,6 +113,11 @@ describe('routing rules', () => {
     expect(list.status).toBe(200);
     expect(list.body.total).toBe(4);
     expect(list.body.data.map((r: { id: string }) => r.id)).toEqual([p0a, p0b, p1, p5]);
+    const page = await server.api('GET', `/nodes/${node}/rules?limit=2&offset=1`);
+    expect(page.body.total).toBe(4);
+    expect(page.body.data.map((r: { id: string }) => r.id)).toEqual([p0b, p1]);
+    expectInvalid(await server.api('GET', `/nodes/${node}/rules?limit=101`), 'limit', /at most 100/);
+    expectInvalid(await server.api('GET', `/nodes/${node}/rules?offset=-1`), 'offset');
     expectInvalid(await post({ ...timeRule(), priority: -1 }, node), 'priority');
     expectInvalid(await post({ ...timeRule(), priority: 1.5 }, node), 'priority');
   });

@@ -56,6 +56,8 @@ export interface VirtualTagOptions {
   lockedPages?: boolean;
   /** Leave the tag blank (no CC) instead of factory-formatted with an empty NDEF TLV. */
   blank?: boolean;
+  /** Fault: answer 90 00 to writes of the lock bytes (page 2) and the CC (page 3) but change nothing, as some clones do. */
+  ignoresLocks?: boolean;
 }
 
 function randomUid(): Buffer {
@@ -90,9 +92,11 @@ export class VirtualTag {
   private holding: { reply: Buffer | null; reached: () => void } | null = null;
   private heldReply: Buffer | null = null;
   private closedWaiters: Array<() => void> = [];
+  private readonly ignoresLocks: boolean;
 
   constructor(options: VirtualTagOptions = {}) {
     this.model = options.model ?? 'NTAG213';
+    this.ignoresLocks = options.ignoresLocks === true;
     this.info = MODELS[this.model];
     this.uid = options.uid ?? randomUid();
     if (this.uid.length !== 7) throw new Error('a Type 2 tag UID has 7 bytes');
@@ -272,7 +276,9 @@ export class VirtualTag {
       }
       const data = cmd.subarray(5, 9);
       if (page < 2 || page > (this.info.dynamicLockPage ?? this.info.lastUserPage)) return SW_FAIL;
-      if (page === 2) {
+      if ((page === 2 || page === 3) && this.ignoresLocks) {
+        // Fault: acknowledged, not applied.
+      } else if (page === 2) {
         // Only the lock bytes are writable, and bits only get set.
         this.memory[10]! |= data[2]!;
         this.memory[11]! |= data[3]!;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type { Logger } from '../../server/app.ts';
 import type { WebhookSettings } from '../../server/config.ts';
 import type { Clock } from '../../server/platform/clock.ts';
+import type { SecretStore } from '../../server/platform/secrets.ts';
 import { type RunningServer, startServer } from '../../server/serve.ts';
 
 export const repoRoot = join(import.meta.dirname, '..', '..');
@@ -45,6 +46,8 @@ export interface TestServerOptions {
    */
   limits?: 'developer' | 'unlimited';
   webhooks?: Partial<WebhookSettings>;
+  /** Replaces the default secret store (`<dataDir>/secrets.json`). */
+  secrets?: SecretStore;
 }
 
 export const UNLIMITED = { standard_per_minute: 1_000_000, batch_per_minute: 1_000_000, burst_per_second: 1_000_000 };
@@ -60,6 +63,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     webhooks: options.webhooks,
     logger: quietLogger,
     ...(options.clock ? { clock: options.clock } : {}),
+    ...(options.secrets ? { secrets: options.secrets } : {}),
   });
   if (!running.firstRun) throw new Error('expected a fresh data directory');
   const apiKey =

@@ -291,6 +291,7 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
         kind: 'block_conflict',
         detail: { block: heldByA1, reason: 'held_by_other_site', slugs_minted: 5, first_slugs: expect.any(Array) },
         detected_at: expect.any(String),
+        resolved_at: null,
       },
     ]);
     expect(status.conflicts[0].detail.first_slugs).toHaveLength(5);

@@ -1,7 +1,9 @@
+import { cpSync, rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startFaultProxy } from '../support/faultProxy.ts';
 import { apiRequest } from '../support/server.ts';
 import {
+  dir,
   kill,
   paired,
   proxies,
@@ -10,7 +12,7 @@ import {
   restartRemote,
   restartSite,
   type Site,
-  startRemote,
+  startBusyRemote,
   startSite,
   statusOf,
   stop,
@@ -84,7 +86,7 @@ async function remoteApi(remote: Remote, method: string, path: string, body?: un
 
 describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
   it('creates, edits, deletes, batches and scans on every side, with offline periods, converge everywhere', async () => {
-    const remote = await startRemote();
+    const remote = await startBusyRemote();
     const a = await startSite(remote.url, remote.key);
     const b = await startSite(remote.url, remote.key);
     await Promise.all([paired(a), paired(b)]);
@@ -102,6 +104,12 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     expect(snapshot(remote.dataDir).nodes.map((n: any) => n.label).sort()).toEqual(['from-a', 'from-b', 'from-remote']); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(snapshot(remote.dataDir).templates).toHaveLength(1);
     void tpl;
+    // API keys come down (hash only), so the company key works at a site; a site's keys stay local.
+    const hashes = (dataDir: string) => readDb(dataDir, (db) => db.prepare('SELECT key_hash FROM api_keys').pluck().all() as string[]);
+    expect(hashes(a.dataDir)).toEqual(expect.arrayContaining(hashes(remote.dataDir)));
+    expect(hashes(remote.dataDir).filter((h) => hashes(a.dataDir).includes(h) && hashes(b.dataDir).includes(h))).toHaveLength(hashes(remote.dataDir).length);
+    expect((await apiRequest(a.proc.url, 'GET', `/nodes/${nb.slug}`, undefined, remote.key)).status).toBe(200);
+    expect((await apiRequest(remote.proc.url, 'GET', '/nodes', undefined, a.key)).status).toBe(401);
 
     // The remote goes away: both sites keep working (edits, a delete, a batch, scans).
     await stop(remote.proc);
@@ -110,6 +118,9 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     await ok(b.api('DELETE', `/nodes/${na.slug}`));
     const batch = await ok(a.api('POST', '/batches', { label: 'Hall', prefix: 'H', quantity: 40, function_type: 'redirect', base_payload: { url: 'https://example.com/h' } }), 201);
     await waitFor('the batch to be generated', async () => (await a.api('GET', `/batches/${batch.id}`)).body.data?.status === 'ready');
+    // b uses the same prefix offline: the same serial labels get printed at both sites.
+    const clash = await ok(b.api('POST', '/batches', { label: 'Dock', prefix: 'H', quantity: 2, function_type: 'redirect', base_payload: { url: 'https://example.com/d' } }), 201);
+    await waitFor('the second batch to be generated', async () => (await b.api('GET', `/batches/${clash.id}`)).body.data?.status === 'ready');
     await scan(a, nb.slug, 3);
     await scan(b, nb.slug, 2);
     await waitFor('scans recorded', async () => scanCount(a, nb.slug) === 3 && scanCount(b, nb.slug) === 2);
@@ -126,16 +137,29 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     expect(r.rules).toHaveLength(0);
     expect((r.nodes.find((n: any) => n.slug === nb.slug) as any).label).toBe('b-edited-on-a'); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect((r.nodes.find((n: any) => n.slug === nr.slug) as any).status).toBe('paused'); // eslint-disable-line @typescript-eslint/no-explicit-any
+    // Both batches are kept whole; the serials printed twice are logged, not refused.
+    expect(r.nodes.filter((n: any) => n.batch_id === clash.id)).toHaveLength(2); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(r.nodes.filter((n: any) => n.serial === 'H-001')).toHaveLength(2); // eslint-disable-line @typescript-eslint/no-explicit-any
+    const clashes = (await ok(remoteApi(remote, 'GET', '/sync/conflicts'))).filter((c: any) => c.kind === 'serial_clash'); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(clashes).toHaveLength(2);
     // Scans went up once each; the remote counts both sites' scans.
     expect(scansOf(remote.dataDir)).toMatchObject({ distinct: 5, total: 5 });
     expect(scanCount({ dataDir: remote.dataDir } as Site, nb.slug)).toBe(5);
+    // Webhooks: the remote records the events of what the sites pushed; the sites deliver nothing.
+    const events = readDb(remote.dataDir, (db) => db.prepare('SELECT type, data_json FROM outbox_events ORDER BY seq').all() as Array<{ type: string; data_json: string }>);
+    const created = events.filter((e) => e.type === 'node.created').map((e) => JSON.parse(e.data_json).label);
+    expect(created).toEqual(expect.arrayContaining(['from-a', 'from-b', 'from-remote']));
+    expect(events.filter((e) => e.type === 'node.scanned')).toHaveLength(5);
+    expect(events.filter((e) => e.type === 'node.deleted').map((e) => JSON.parse(e.data_json).slug)).toEqual([na.slug]);
+    expect(events.filter((e) => e.type === 'batch.completed')).toHaveLength(2);
+    for (const site of [a, b]) expect(readDb(site.dataDir, (db) => db.prepare('SELECT COUNT(*) FROM webhook_deliveries').pluck().get())).toBe(0);
     // Pushing again changes nothing.
     await syncAll(a, b);
     expect(scansOf(remote.dataDir).total).toBe(5);
   });
 
   it('concurrent edits resolve by last writer the same everywhere; delete beats a later edit, which is logged', async () => {
-    const remote = await startRemote();
+    const remote = await startBusyRemote();
     const a = await startSite(remote.url, remote.key);
     const b = await startSite(remote.url, remote.key);
     await Promise.all([paired(a), paired(b)]);
@@ -171,7 +195,7 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
   });
 
   it('refuses a push whose clock is more than 5 minutes ahead, and pushes are idempotent by seq', async () => {
-    const remote = await startRemote();
+    const remote = await startBusyRemote();
     const site = { site_id: 'site-clock-test', incarnation: 'inc-clock-test' };
     await ok(remoteApi(remote, 'POST', '/sync/sites', { ...site, name: 'fake', token: null, next_token: 'token-0001', claims: [] }));
     const change = (seq: number, ms: number) => ({
@@ -198,12 +222,16 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     const gap = await push('token-0003', 'token-0004', 7, [change(8, Date.now())]);
     expect(gap.status, gap.text).toBe(409);
     expect(gap.body.details).toEqual({ expected_seq: '3' });
+    // A pushed API key is acknowledged and ignored: keys only come down.
+    const key = { ...change(4, Date.now()), entity: 'api_key', entity_id: 'key-from-site', fields: { name: 'x', prefix: 'wmk_x', key_hash: 'f'.repeat(64), plan: 'enterprise', limits_json: null, created_at: new Date().toISOString(), revoked_at: null } };
+    expect((await ok(push('token-0003', 'token-0004', 3, [key]))).acked_seq).toBe(4);
+    expect(readDb(remote.dataDir, (db) => db.prepare("SELECT COUNT(*) FROM api_keys WHERE id = 'key-from-site'").pluck().get())).toBe(0);
     expect(readDb(remote.dataDir, (db) => db.prepare("SELECT COUNT(*) FROM templates WHERE id LIKE 'tpl-%'").pluck().get())).toBe(3);
   });
 
   for (const where of ['push', 'pull'] as const) {
     it(`SIGKILL of the site during a ${where} whose answer was lost after the remote committed: no loss, no duplicate scan`, async () => {
-      const remote = await startRemote();
+      const remote = await startBusyRemote();
       const proxy = await startFaultProxy(remote.url);
       proxies.push(proxy);
       let site = await startSite(proxy.url, remote.key);
@@ -233,8 +261,43 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     });
   }
 
+  it('a remote restored from a backup gets everything back from its sites', async () => {
+    const remote = await startBusyRemote();
+    const site = await startSite(remote.url, remote.key);
+    await paired(site);
+    const n1 = await ok(site.api('POST', '/nodes', node('before-backup')), 201);
+    await syncAll(site);
+    await stop(remote.proc);
+    const backup = dir();
+    cpSync(remote.dataDir, backup, { recursive: true });
+    await restartRemote(remote);
+    // Pushed after the backup: lost by the restore, pushed again by the site.
+    await ok(site.api('PATCH', `/nodes/${n1.slug}`, { label: 'after-backup' }));
+    const n2 = await ok(site.api('POST', '/nodes', node('after-backup-2')), 201);
+    await scan(site, n2.slug, 2);
+    await waitFor('scans recorded', async () => scanCount(site, n2.slug) === 2);
+    await syncAll(site);
+    expect(snapshot(remote.dataDir).nodes).toHaveLength(2);
+    const before = (await statusOf(site)).incarnation;
+    await stop(remote.proc);
+    rmSync(remote.dataDir, { recursive: true, force: true });
+    cpSync(backup, remote.dataDir, { recursive: true });
+    await restartRemote(remote);
+    expect(snapshot(remote.dataDir).nodes).toHaveLength(1);
+
+    await syncAll(site);
+    const status = await statusOf(site);
+    expect(status.paired).toBe(true);
+    // The restored remote had a stale fencing token: the site took a new incarnation and re-pushed.
+    expect(status.incarnation).not.toBe(before);
+    const r = snapshot(remote.dataDir);
+    expect(snapshot(site.dataDir)).toEqual(r);
+    expect(r.nodes.map((n: any) => n.label).sort()).toEqual(['after-backup', 'after-backup-2']); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect(scansOf(remote.dataDir)).toMatchObject({ total: 2, distinct: 2 });
+  });
+
   it('SIGKILL of the remote during a push (before and after it committed) loses nothing and applies nothing twice', async () => {
-    const remote = await startRemote();
+    const remote = await startBusyRemote();
     const proxy = await startFaultProxy(remote.url);
     proxies.push(proxy);
     const site = await startSite(proxy.url, remote.key);

@@ -1,10 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, expect } from 'vitest';
 import type { FaultProxy } from '../support/faultProxy.ts';
-import { apiRequest, type ServerProcess, spawnServer, tempDataDir } from '../support/server.ts';
+import { apiRequest, repoRoot, type ServerProcess, spawnServer, tempDataDir } from '../support/server.ts';
 
 /*
  * Helpers for the sync process tests: a remote and sites as real CLI processes on loopback,
@@ -75,6 +76,17 @@ export async function startRemote(): Promise<Remote> {
   const port = await freePort();
   const proc = await spawn(dataDir, ['--port', String(port)]);
   return { dataDir, port, url: `http://127.0.0.1:${port}`, key: await firstKey(proc), proc };
+}
+
+/**
+ * A remote whose key is an enterprise key: push/pull rounds of several sites quickly exceed the
+ * developer plan's 100 calls a minute (they would back off and retry, which is slow for a test).
+ */
+export async function startBusyRemote(): Promise<Remote> {
+  const remote = await startRemote();
+  const orgId = readDb(remote.dataDir, (db) => db.prepare('SELECT id FROM organizations').pluck().get() as string);
+  const out = execFileSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'keys', 'create', '--org', orgId, '--name', 'Sites', '--plan', 'enterprise', '--data', remote.dataDir, '--json']);
+  return { ...remote, key: JSON.parse(out.toString()).api_key as string };
 }
 
 export async function restartRemote(remote: Remote): Promise<void> {

@@ -1,15 +1,15 @@
 import { type FormEvent, useState } from 'react';
 import { CreateApiKeyBody } from '../../../server/schemas/apiKeys.ts';
 import { PLANS, type Plan } from '../../../server/schemas/common.ts';
-import { Button } from '../../components/Button.tsx';
+import { Button, FormActions } from '../../components/Button.tsx';
 import { SecretBox } from '../../components/CopyButton.tsx';
-import { ConfirmDialog, Dialog } from '../../components/Dialog.tsx';
+import { ConfirmAction, Dialog } from '../../components/Dialog.tsx';
 import { Field } from '../../components/Field.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx';
 import { ApiError, api, type ApiKeyT } from '../../lib/api.ts';
 import { formatDate, humanize } from '../../lib/format.ts';
-import { errorMessage, toast } from '../../lib/toast.ts';
+import { errorMessage } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
 import { type FieldErrors, validate } from '../../lib/validation.ts';
 
@@ -96,24 +96,16 @@ export function ApiKeysPage() {
           keys.reload();
         }}
       />
-      <ConfirmDialog
-        open={revoking !== null}
-        title={`Revoke ${revoking?.name ?? 'key'}?`}
-        message="Every request made with this key fails at once (401). This cannot be undone."
+      <ConfirmAction
+        target={revoking}
+        title={(k) => `Revoke ${k.name}?`}
+        message={() => 'Every request made with this key fails at once (401). This cannot be undone.'}
         confirmLabel="Revoke key"
         danger
+        action={(k) => api.keys.revoke(k.id)}
+        success={(k) => `Key ${k.name} revoked`}
+        onDone={() => keys.reload()}
         onClose={() => setRevoking(null)}
-        onConfirm={async () => {
-          if (!revoking) return;
-          try {
-            await api.keys.revoke(revoking.id);
-            toast.success(`Key ${revoking.name} revoked`);
-            keys.reload();
-          } catch (err) {
-            toast.fromError(err);
-          }
-          setRevoking(null);
-        }}
       />
     </>
   );
@@ -162,12 +154,7 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose(
           )}
         </Field>
         {formError ? <Notice kind="error">{formError}</Notice> : null}
-        <div className="form-actions">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy}>
-            Create key
-          </Button>
-        </div>
+        <FormActions submitLabel="Create key" busy={busy} onCancel={onClose} />
       </form>
     </Dialog>
   );

@@ -1,7 +1,7 @@
 import { type FormEvent, useState } from 'react';
 import { BATCH_FUNCTION_TYPES, CreateBatchBody } from '../../../server/schemas/batches.ts';
 import { payloadSchemas } from '../../../server/schemas/payloads.ts';
-import { Button } from '../../components/Button.tsx';
+import { FormActions } from '../../components/Button.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Notice } from '../../components/States.tsx';
 import { PayloadForm } from '../../components/payload/PayloadForm.tsx';
@@ -119,12 +119,7 @@ export function CreateBatchForm({ onCreated, onCancel }: { onCreated(batch: Batc
         <p className="field-hint">Without a base payload the nodes start unconfigured: set each one’s content later.</p>
       )}
       {formError ? <Notice kind="error">{formError}</Notice> : null}
-      <div className="form-actions">
-        <Button onClick={onCancel}>Cancel</Button>
-        <Button type="submit" variant="primary" busy={busy}>
-          Create batch
-        </Button>
-      </div>
+      <FormActions submitLabel="Create batch" busy={busy} onCancel={onCancel} />
     </form>
   );
 }

@@ -1,5 +1,5 @@
 import { type FormEvent, useState } from 'react';
-import { Button } from '../../components/Button.tsx';
+import { Button, FormActions } from '../../components/Button.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Card, PageHeader } from '../../components/PageHeader.tsx';
 import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx';
@@ -136,11 +136,7 @@ function StartSession({ last, onStarted }: { last: Session | null; onStarted(): 
             </Notice>
           ) : null}
           {error ? <Notice kind="error">{error}</Notice> : null}
-          <div className="form-actions">
-            <Button type="submit" variant="primary" busy={busy} disabled={lock && !confirmLock}>
-              Start writing
-            </Button>
-          </div>
+          <FormActions submitLabel="Start writing" busy={busy} disabled={lock && !confirmLock} />
         </form>
       )}
     </Card>

@@ -2,7 +2,7 @@ import { type FormEvent, useMemo, useState } from 'react';
 import { FUNCTION_TYPES, type FunctionType } from '../../../server/schemas/common.ts';
 import { CreateNodeBody } from '../../../server/schemas/nodes.ts';
 import { payloadSchemas } from '../../../server/schemas/payloads.ts';
-import { Button } from '../../components/Button.tsx';
+import { FormActions } from '../../components/Button.tsx';
 import { Field, FieldSet } from '../../components/Field.tsx';
 import { Link } from '../../components/Link.tsx';
 import { Card, PageHeader } from '../../components/PageHeader.tsx';
@@ -133,12 +133,7 @@ export function CreateNodePage() {
           </label>
         </Card>
         {formError ? <Notice kind="error">{formError}</Notice> : null}
-        <div className="form-actions">
-          <Button onClick={() => navigate('/nodes')}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy}>
-            Create node
-          </Button>
-        </div>
+        <FormActions submitLabel="Create node" busy={busy} onCancel={() => navigate('/nodes')} />
       </form>
     </>
   );

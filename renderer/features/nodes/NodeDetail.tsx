@@ -3,7 +3,7 @@ import { FUNCTION_TYPES, type FunctionType } from '../../../server/schemas/commo
 import { UpdateNodeBody } from '../../../server/schemas/nodes.ts';
 import { payloadSchemas } from '../../../server/schemas/payloads.ts';
 import { StatusBadge } from '../../components/Badge.tsx';
-import { Button } from '../../components/Button.tsx';
+import { Button, FormActions } from '../../components/Button.tsx';
 import { CopyButton } from '../../components/CopyButton.tsx';
 import { ConfirmDialog } from '../../components/Dialog.tsx';
 import { Field } from '../../components/Field.tsx';
@@ -242,11 +242,7 @@ function Overview({ node, onSaved }: { node: NodeT; onSaved(): void }) {
           {Object.keys(node.payload).length === 0 && !typeChanged ? <Notice kind="warning">This node is not configured yet: scans get a “not active yet” page.</Notice> : null}
           <PayloadForm type={type} value={payload} onChange={setPayload} errors={scoped(errors, 'payload')} />
           {formError ? <Notice kind="error">{formError}</Notice> : null}
-          <div className="form-actions">
-            <Button type="submit" variant="primary" busy={busy}>
-              Save changes
-            </Button>
-          </div>
+          <FormActions submitLabel="Save changes" busy={busy} />
         </form>
       </Card>
       <div className="stack">

@@ -2,7 +2,7 @@ import { type FormEvent, useMemo, useState } from 'react';
 import { FUNCTION_TYPES, type FunctionType } from '../../../server/schemas/common.ts';
 import { payloadSchemas } from '../../../server/schemas/payloads.ts';
 import { CreateRuleBody, DEVICES, OPERATING_SYSTEMS, RULE_TYPES, type RuleType, conditionSchemas } from '../../../server/schemas/rules.ts';
-import { Button } from '../../components/Button.tsx';
+import { Button, FormActions } from '../../components/Button.tsx';
 import { Field, FieldSet } from '../../components/Field.tsx';
 import { Notice } from '../../components/States.tsx';
 import { PayloadForm } from '../../components/payload/PayloadForm.tsx';
@@ -142,12 +142,7 @@ export function RuleForm({ initial, otherSplitWeight, onSubmit, onCancel }: Rule
         </label>
       </div>
       {formError ? <Notice kind="error">{formError}</Notice> : null}
-      <div className="form-actions">
-        <Button onClick={onCancel}>Cancel</Button>
-        <Button type="submit" variant="primary" busy={busy}>
-          {initial ? 'Save rule' : 'Add rule'}
-        </Button>
-      </div>
+      <FormActions submitLabel={initial ? 'Save rule' : 'Add rule'} busy={busy} onCancel={onCancel} />
     </form>
   );
 }

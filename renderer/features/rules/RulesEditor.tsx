@@ -1,6 +1,6 @@
 import { useState } from 'react';
 import { Button } from '../../components/Button.tsx';
-import { ConfirmDialog } from '../../components/Dialog.tsx';
+import { ConfirmAction } from '../../components/Dialog.tsx';
 import { Card } from '../../components/PageHeader.tsx';
 import { Empty, ErrorState, Loading } from '../../components/States.tsx';
 import { summarizePayload } from '../../components/payload/fields.ts';
@@ -104,24 +104,16 @@ export function RulesEditor({ slug }: { slug: string }) {
           />
         </Card>
       ) : null}
-      <ConfirmDialog
-        open={deleting !== null}
-        title="Delete this rule?"
-        message={deleting ? `${RULE_TYPE_LABELS[deleting.rule_type]}: ${describeConditions(deleting.rule_type, deleting.conditions)}` : ''}
+      <ConfirmAction
+        target={deleting}
+        title={() => 'Delete this rule?'}
+        message={(r) => `${RULE_TYPE_LABELS[r.rule_type]}: ${describeConditions(r.rule_type, r.conditions)}`}
         confirmLabel="Delete rule"
         danger
+        action={(r) => api.rules.remove(slug, r.id)}
+        success={() => 'Rule deleted'}
+        onDone={() => rules.reload()}
         onClose={() => setDeleting(null)}
-        onConfirm={async () => {
-          if (!deleting) return;
-          try {
-            await api.rules.remove(slug, deleting.id);
-            toast.success('Rule deleted');
-            rules.reload();
-          } catch (err) {
-            toast.fromError(err);
-          }
-          setDeleting(null);
-        }}
       />
     </div>
   );

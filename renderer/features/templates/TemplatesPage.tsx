@@ -4,8 +4,8 @@ import { FUNCTION_TYPES, type FunctionType } from '../../../server/schemas/commo
 import { payloadFields, payloadSchemas } from '../../../server/schemas/payloads.ts';
 import { CreateTemplateBody } from '../../../server/schemas/templates.ts';
 import { Tag } from '../../components/Badge.tsx';
-import { Button } from '../../components/Button.tsx';
-import { ConfirmDialog } from '../../components/Dialog.tsx';
+import { Button, FormActions } from '../../components/Button.tsx';
+import { ConfirmAction } from '../../components/Dialog.tsx';
 import { Field, FieldSet } from '../../components/Field.tsx';
 import { Card, PageHeader } from '../../components/PageHeader.tsx';
 import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx';
@@ -114,24 +114,16 @@ export function TemplatesPage() {
           </div>
         )}
       </section>
-      <ConfirmDialog
-        open={deleting !== null}
-        title={`Delete ${deleting?.name ?? 'template'}?`}
-        message="Nodes bound to it are unbound and keep their current content."
+      <ConfirmAction
+        target={deleting}
+        title={(t) => `Delete ${t.name}?`}
+        message={() => 'Nodes bound to it are unbound and keep their current content.'}
         confirmLabel="Delete template"
         danger
+        action={(t) => api.templates.remove(t.id)}
+        success={() => 'Template deleted'}
+        onDone={() => templates.reload()}
         onClose={() => setDeleting(null)}
-        onConfirm={async () => {
-          if (!deleting) return;
-          try {
-            await api.templates.remove(deleting.id);
-            toast.success('Template deleted');
-            templates.reload();
-          } catch (err) {
-            toast.fromError(err);
-          }
-          setDeleting(null);
-        }}
       />
     </>
   );
@@ -219,12 +211,7 @@ function TemplateForm({ initial, onDone, onCancel }: { initial?: TemplateT | und
         </div>
       </FieldSet>
       {formError ? <Notice kind="error">{formError}</Notice> : null}
-      <div className="form-actions">
-        <Button onClick={onCancel}>Cancel</Button>
-        <Button type="submit" variant="primary" busy={busy}>
-          {initial ? 'Save template' : 'Create template'}
-        </Button>
-      </div>
+      <FormActions submitLabel={initial ? 'Save template' : 'Create template'} busy={busy} onCancel={onCancel} />
     </form>
   );
 }

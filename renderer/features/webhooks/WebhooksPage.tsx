@@ -1,9 +1,9 @@
 import { type FormEvent, useState } from 'react';
 import { CreateWebhookBody, type WebhookEventType } from '../../../server/schemas/webhooks.ts';
 import { StatusBadge, Tag } from '../../components/Badge.tsx';
-import { Button } from '../../components/Button.tsx';
+import { Button, FormActions } from '../../components/Button.tsx';
 import { SecretBox } from '../../components/CopyButton.tsx';
-import { ConfirmDialog, Dialog } from '../../components/Dialog.tsx';
+import { ConfirmAction, Dialog } from '../../components/Dialog.tsx';
 import { Field, FieldSet } from '../../components/Field.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
 import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx';
@@ -139,24 +139,16 @@ export function WebhooksPage() {
           hooks.reload();
         }}
       />
-      <ConfirmDialog
-        open={deleting !== null}
-        title="Delete this webhook?"
-        message={deleting ? `Nothing more is sent to ${deleting.url}.` : ''}
+      <ConfirmAction
+        target={deleting}
+        title={() => 'Delete this webhook?'}
+        message={(h) => `Nothing more is sent to ${h.url}.`}
         confirmLabel="Delete webhook"
         danger
+        action={(h) => api.webhooks.remove(h.id)}
+        success={() => 'Webhook deleted'}
+        onDone={() => hooks.reload()}
         onClose={() => setDeleting(null)}
-        onConfirm={async () => {
-          if (!deleting) return;
-          try {
-            await api.webhooks.remove(deleting.id);
-            toast.success('Webhook deleted');
-            hooks.reload();
-          } catch (err) {
-            toast.fromError(err);
-          }
-          setDeleting(null);
-        }}
       />
     </>
   );
@@ -311,12 +303,7 @@ function CreateWebhookDialog({ open, onClose, onCreated }: { open: boolean; onCl
           </div>
         </FieldSet>
         {formError ? <Notice kind="error">{formError}</Notice> : null}
-        <div className="form-actions">
-          <Button onClick={onClose}>Cancel</Button>
-          <Button type="submit" variant="primary" busy={busy}>
-            Create webhook
-          </Button>
-        </div>
+        <FormActions submitLabel="Create webhook" busy={busy} onCancel={onClose} />
       </form>
     </Dialog>
   );

@@ -1,4 +1,46 @@
+-- migrate: foreign_keys off
 -- Sync, second slice: change capture, versions and tombstones for push/pull (docs/sync.md).
+--
+-- Batch serials stop being unique per organization: two offline sites using the same prefix
+-- print the same serial labels, and the remote must keep both (tags are already printed; the
+-- clash is logged as serial_clash). SQLite cannot drop a table constraint, so nodes is rebuilt
+-- (foreign keys off for this migration, see migrate.ts) with the same columns, indexes and
+-- triggers, and a plain index on (org_id, serial).
+CREATE TABLE nodes_new (
+  id            TEXT PRIMARY KEY,
+  org_id        TEXT NOT NULL REFERENCES organizations(id) ON DELETE CASCADE,
+  slug          TEXT NOT NULL UNIQUE,
+  label         TEXT NOT NULL,
+  function_type TEXT NOT NULL,
+  payload_json  TEXT NOT NULL,
+  status        TEXT NOT NULL,
+  hardware_id   TEXT,
+  scan_count    INTEGER NOT NULL DEFAULT 0,
+  template_id   TEXT REFERENCES templates(id) ON DELETE SET NULL,
+  batch_id      TEXT REFERENCES batches(id) ON DELETE SET NULL,
+  serial        TEXT,
+  serial_number INTEGER,
+  created_at    TEXT NOT NULL,
+  updated_at    TEXT NOT NULL
+);
+INSERT INTO nodes_new (id, org_id, slug, label, function_type, payload_json, status, hardware_id, scan_count, template_id, batch_id, serial, serial_number, created_at, updated_at)
+  SELECT id, org_id, slug, label, function_type, payload_json, status, hardware_id, scan_count, template_id, batch_id, serial, serial_number, created_at, updated_at FROM nodes;
+DROP TABLE nodes;
+ALTER TABLE nodes_new RENAME TO nodes;
+CREATE INDEX nodes_org_created ON nodes(org_id, created_at);
+CREATE INDEX nodes_org_status ON nodes(org_id, status, created_at DESC);
+CREATE INDEX nodes_org_type ON nodes(org_id, function_type, created_at DESC);
+CREATE INDEX nodes_batch ON nodes(batch_id, serial_number);
+CREATE INDEX nodes_template ON nodes(template_id);
+CREATE UNIQUE INDEX nodes_hardware ON nodes(org_id, hardware_id) WHERE hardware_id IS NOT NULL;
+CREATE INDEX nodes_serial ON nodes(org_id, serial) WHERE serial IS NOT NULL;
+CREATE TRIGGER scan_cache_nodes_ins AFTER INSERT ON nodes
+BEGIN UPDATE scan_cache_epoch SET epoch = epoch + 1 WHERE id = 1; END;
+CREATE TRIGGER scan_cache_nodes_del AFTER DELETE ON nodes
+BEGIN UPDATE scan_cache_epoch SET epoch = epoch + 1 WHERE id = 1; END;
+CREATE TRIGGER scan_cache_nodes_upd AFTER UPDATE OF id, org_id, slug, function_type, payload_json, status ON nodes
+BEGIN UPDATE scan_cache_epoch SET epoch = epoch + 1 WHERE id = 1; END;
+
 --
 -- Every write to a synced table appends to sync_outbox through the triggers below, whichever code
 -- path made it, in the same transaction. The triggers call SQL functions registered on every
@@ -186,6 +228,33 @@ CREATE TRIGGER sync_api_keys_del AFTER DELETE ON api_keys BEGIN
   INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
   VALUES (OLD.org_id, 'api_key', OLD.id, 'delete', '{}', waymark_hlc(), waymark_writer(), waymark_group(), NULL, 1, waymark_sync_applying());
 END;
+
+-- What exists before this migration is recorded once as created, so it travels like later
+-- writes: a standalone instance paired later pushes its data, a remote's data enters its feed.
+INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
+  SELECT org_id, 'template', id, 'upsert', json_object('name', name, 'function_type', function_type, 'payload_json', payload_json, 'locked_fields_json', locked_fields_json, 'created_at', created_at, 'updated_at', updated_at),
+         waymark_hlc(), waymark_writer(), NULL, NULL, 0, 0
+    FROM templates ORDER BY created_at, id;
+INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
+  SELECT org_id, 'batch', id, 'upsert', json_object('label', label, 'prefix', prefix, 'quantity', quantity, 'serial_start', serial_start, 'function_type', function_type, 'base_payload_json', base_payload_json, 'template_id', template_id, 'created_at', created_at),
+         waymark_hlc(), waymark_writer(), NULL, id, 0, 0
+    FROM batches ORDER BY created_at, id;
+INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
+  SELECT org_id, 'node', id, 'upsert', json_object('slug', slug, 'label', label, 'function_type', function_type, 'payload_json', payload_json, 'status', status, 'hardware_id', hardware_id, 'template_id', template_id, 'batch_id', batch_id, 'serial', serial, 'serial_number', serial_number, 'created_at', created_at, 'updated_at', updated_at),
+         waymark_hlc(), waymark_writer(), NULL, batch_id, 0, 0
+    FROM nodes ORDER BY created_at, id;
+INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
+  SELECT (SELECT org_id FROM nodes WHERE nodes.id = rules.node_id), 'rule', id, 'upsert', json_object('node_id', node_id, 'rule_type', rule_type, 'conditions_json', conditions_json, 'function_type', function_type, 'payload_json', payload_json, 'priority', priority, 'enabled', enabled, 'created_at', created_at, 'updated_at', updated_at),
+         waymark_hlc(), waymark_writer(), NULL, NULL, 0, 0
+    FROM rules ORDER BY created_at, id;
+INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
+  SELECT org_id, 'webhook', id, 'upsert', json_object('url', url, 'events_json', events_json, 'description', description, 'active', active, 'secret', secret, 'previous_secret', previous_secret, 'previous_secret_expires_at', previous_secret_expires_at, 'created_at', created_at, 'updated_at', updated_at),
+         waymark_hlc(), waymark_writer(), NULL, NULL, 0, 0
+    FROM webhooks ORDER BY created_at, id;
+INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
+  SELECT org_id, 'api_key', id, 'upsert', json_object('name', name, 'prefix', prefix, 'key_hash', key_hash, 'plan', plan, 'limits_json', limits_json, 'created_at', created_at, 'revoked_at', revoked_at),
+         waymark_hlc(), waymark_writer(), NULL, NULL, 1, 0
+    FROM api_keys ORDER BY created_at, id;
 
 -- Conflicts can be marked seen (POST /v1/sync/conflicts/{id}/resolve); they then leave the status.
 ALTER TABLE sync_conflicts ADD COLUMN resolved_at TEXT;

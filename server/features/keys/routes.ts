@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../../http/route.ts';
-import { ApiKey, ApiKeyCreated, CreateApiKeyBody } from '../../schemas/apiKeys.ts';
+import { ApiKey, ApiKeyCreated, CreateApiKeyBody, ListApiKeysQuery } from '../../schemas/apiKeys.ts';
 import { Deleted } from '../../schemas/common.ts';
 import { IdParams } from '../../schemas/templates.ts';
 import type { KeyService } from './service.ts';
@@ -12,10 +12,12 @@ export function keyRoutes(keys: KeyService) {
       path: '/api-keys',
       summary: 'List the organization\'s API keys (never the keys themselves)',
       tags: ['API keys'],
+      query: ListApiKeysQuery,
       responses: { 200: { description: 'Keys', schema: ApiKey, list: true } },
-      handler: ({ auth }) => {
-        const list = keys.list(auth.orgId).map((k) => keys.toApi(k));
-        return { data: list, total: list.length };
+      handler: ({ query, auth }) => {
+        // An organization has a handful of keys: page the ordered list in memory.
+        const all = keys.list(auth.orgId);
+        return { data: all.slice(query.offset, query.offset + query.limit).map((k) => keys.toApi(k)), total: all.length };
       },
     }),
     defineRoute({

@@ -78,6 +78,14 @@ describe('programming a Type 2 tag', () => {
     expect(decodeUriMessage(tag.ndefMessage()!)).toBe(URL);
   });
 
+  it('a tag that acknowledges the lock writes but ignores them is reported lock_failed, URL intact and still writable', async () => {
+    const tag = new VirtualTag({ ignoresLocks: true });
+    const tx = direct(tag);
+    expect(await codeOf(inspectTag(tx, tag.atr).then((s) => writeUriToTag(tx, s, URL, { lock: true })))).toBe('lock_failed');
+    expect(decodeUriMessage(tag.ndefMessage()!)).toBe(URL);
+    expect((await inspectTag(tx, tag.atr)).info.readOnly).toBe(false);
+  });
+
   it('a tag pulled mid-write holds an empty NDEF message, and the retry succeeds', async () => {
     const tag = new VirtualTag();
     const tx = direct(tag);

@@ -30,6 +30,7 @@ export const NFC_ERROR_CODES = [
   'read_only',
   'tag_removed',
   'verify_failed',
+  'lock_failed',
   'uid_bound',
   'busy',
   'io_error',
@@ -52,6 +53,8 @@ export const messages = {
   tooSmall: (need: number, have: number) =>
     `Tag too small: the URL needs ${need} bytes, this tag holds ${have}. Use an NTAG213/215/216 or a shorter scan base.`,
   verifyFailed: 'Read-back did not match what was written. Present the tag again to retry, or use another tag.',
+  lockFailed:
+    'The tag did not take the lock: its lock bytes read back unset. The URL is written and verified but the tag is still writable. Present it again to retry, or use another tag.',
 };
 
 /** UID as stored in `hardware_id`: upper-case hex bytes separated by colons. */
@@ -191,6 +194,11 @@ export async function writeUriToTag(
     if (dyn !== null) await writePage(tx, dyn, Buffer.from([0xff, 0xff, 0xff, 0x00]), counter);
     await writePage(tx, 3, Buffer.from([0xe1, 0x10 | cc.minorVersion, cc.dataAreaBytes / 8, 0x0f]), counter);
     await writePage(tx, 2, Buffer.from([0x00, 0x00, 0xff, 0xff]), counter);
+    // A write's 90 00 says the tag got the APDU, not that the bits stuck (some clones ignore lock
+    // writes): read the static lock bytes and the CC back. Dynamic lock bits are tag-specific, so
+    // they are not checked; the static bits and CC read-only access are what NFC Forum readers honour.
+    const back = await readPages(tx, 2, counter);
+    if (back[2] !== 0xff || back[3] !== 0xff || (back[7]! & 0x0f) !== 0x0f) throw new NfcError('lock_failed', messages.lockFailed);
     info.readOnly = true;
   }
   return {

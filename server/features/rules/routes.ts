@@ -1,7 +1,7 @@
 import { defineRoute } from '../../http/route.ts';
 import { Deleted } from '../../schemas/common.ts';
 import { SlugParams } from '../../schemas/nodes.ts';
-import { CreateRuleBody, Rule, RuleParams, UpdateRuleBody } from '../../schemas/rules.ts';
+import { CreateRuleBody, ListRulesQuery, Rule, RuleParams, UpdateRuleBody } from '../../schemas/rules.ts';
 import type { RuleService } from './service.ts';
 
 export function ruleRoutes(rules: RuleService) {
@@ -22,10 +22,12 @@ export function ruleRoutes(rules: RuleService) {
       summary: 'List a node\'s rules in evaluation order',
       tags: ['Routing rules'],
       params: SlugParams,
+      query: ListRulesQuery,
       responses: { 200: { description: 'Rules', schema: Rule, list: true } },
-      handler: ({ params, auth }) => {
-        const list = rules.list(auth.orgId, params.slug).map((r) => rules.toApi(r));
-        return { data: list, total: list.length };
+      handler: ({ params, query, auth }) => {
+        // A node's rules are few and all read for every scan anyway: page the ordered list.
+        const all = rules.list(auth.orgId, params.slug);
+        return { data: all.slice(query.offset, query.offset + query.limit).map((r) => rules.toApi(r)), total: all.length };
       },
     }),
     defineRoute({

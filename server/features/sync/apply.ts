@@ -43,7 +43,7 @@ export const ENTITY_TABLES = {
 
 export type EntityName = keyof typeof ENTITY_TABLES;
 
-export type ConflictKind = 'edit_after_delete' | 'slug_outside_lease' | 'slug_duplicate' | 'serial_clash';
+export type ConflictKind = 'edit_after_delete' | 'slug_outside_lease' | 'slug_duplicate' | 'serial_clash' | 'not_applicable';
 
 export interface ApplyContext {
   /** The local organization the change lands in. */
@@ -52,6 +52,8 @@ export interface ApplyContext {
   checkSlug?: (slug: string) => 'slug_outside_lease' | null;
   /** Records a conflict (the change is still acknowledged). */
   conflict: (kind: ConflictKind, detail: Record<string, unknown>) => void;
+  /** Told of every node or batch change that took effect here (the remote emits webhook events). */
+  applied?: (change: SyncChangeT, effect: 'created' | 'updated' | 'deleted') => void;
   now: string;
 }
 
@@ -98,8 +100,21 @@ export class ChangeApplier {
     };
   }
 
-  /** Applies one change; call inside a transaction. */
+  /**
+   * Applies one change; call inside a transaction. A change this side cannot store (a constraint
+   * no rule above foresaw, e.g. an NFC tag bound to two nodes) is rolled back alone and logged as
+   * `not_applicable`: one bad change must never block the queue behind it.
+   */
   apply(change: SyncChangeT, ctx: ApplyContext): void {
+    try {
+      this.db.transaction(() => this.applyOne(change, ctx))();
+    } catch (err) {
+      if (!(err instanceof Error && 'code' in err && String(err.code).startsWith('SQLITE_CONSTRAINT'))) throw err;
+      ctx.conflict('not_applicable', { entity: change.entity, entity_id: change.entity_id, writer: change.writer, hlc: change.hlc, fields: change.fields, error: err.message });
+    }
+  }
+
+  private applyOne(change: SyncChangeT, ctx: ApplyContext): void {
     const spec = ENTITY_TABLES[change.entity];
     this.state.hlc.receive(change.hlc);
     const dead = this.stmts.tombstone!.get(change.entity, change.entity_id) as { hlc: string; writer: string } | undefined;
@@ -108,25 +123,27 @@ export class ChangeApplier {
       return;
     }
     if (dead) {
-      // Delete is final: the edit is not applied, whatever its HLC.
+      // Delete is final: the edit is not applied, whatever its HLC. It is logged when it was made
+      // after the delete; an older one (e.g. a replay of the creation) simply lost.
+      if (!newer(change, dead)) return;
       ctx.conflict('edit_after_delete', { entity: change.entity, entity_id: change.entity_id, writer: change.writer, hlc: change.hlc, fields: change.fields, deleted_by: dead.writer, deleted_hlc: dead.hlc });
       return;
     }
     const row = this.orgOf(change.entity, change.entity_id);
     if (row === undefined) this.insert(change, ctx);
-    else if (row === ctx.orgId) this.update(change);
+    else if (row === ctx.orgId) this.update(change, ctx);
     // else: the id belongs to another organization here; a site cannot touch it.
   }
 
-  /** Stores pushed scans once each (by global id) and raises scan_count; returns how many were new. */
-  applyScans(scans: SyncScanT[], orgId: string): number {
+  /** Stores pushed scans once each (by global id) and raises scan_count; returns the new ones with their local ids. */
+  applyScans(scans: SyncScanT[], orgId: string): Array<SyncScanT & { local: number }> {
     const counts = new Map<string, number>();
-    let added = 0;
+    const added: Array<SyncScanT & { local: number }> = [];
     for (const s of scans) {
       if (this.stmts.nodeOrg!.get(s.node_id) !== orgId) continue; // node deleted (or never accepted) here
       const r = this.stmts.scanInsert!.run(s.node_id, orgId, s.ts, s.device_type, s.os, s.browser, s.country, s.source, s.rule_id, s.outcome, s.is_bot, s.visitor_hash, s.id);
       if (r.changes === 0) continue;
-      added += 1;
+      added.push({ ...s, local: Number(r.lastInsertRowid) });
       if (!s.is_bot) counts.set(s.node_id, (counts.get(s.node_id) ?? 0) + 1);
     }
     for (const [nodeId, n] of counts) this.stmts.addCount!.run(n, nodeId);
@@ -135,7 +152,7 @@ export class ChangeApplier {
 
   private orgOf(entity: EntityName, entityId: string): string | undefined {
     if (entity === 'rule') {
-      const nodeId = this.db.prepare('SELECT node_id FROM rules WHERE id = ?').pluck().get(entityId) as string | undefined;
+      const nodeId = this.stmt('SELECT node_id FROM rules WHERE id = ?').pluck().get(entityId) as string | undefined;
       return nodeId === undefined ? undefined : ((this.stmts.nodeOrg!.get(nodeId) as string | undefined) ?? '');
     }
     return this.stmt(`SELECT org_id FROM ${ENTITY_TABLES[entity].table} WHERE id = ?`).pluck().get(entityId) as string | undefined;
@@ -153,6 +170,7 @@ export class ChangeApplier {
       }
       if (org !== undefined) this.stmt(`DELETE FROM ${table} WHERE id = ?`).run(change.entity_id);
     });
+    if (org !== undefined) ctx.applied?.(change, 'deleted');
   }
 
   private insert(change: SyncChangeT, ctx: ApplyContext): void {
@@ -176,7 +194,8 @@ export class ChangeApplier {
           return;
         }
         if (f.serial !== null && this.stmts.serialTaken!.get(ctx.orgId, f.serial, change.entity_id)) {
-          // Serials are printed labels, never refused: both nodes keep theirs (nodes_serial allows it).
+          // Serials are printed labels, never refused: both nodes keep theirs (migration 055 made
+          // serials non-unique for this).
           ctx.conflict('serial_clash', { entity_id: change.entity_id, serial: f.serial, writer: change.writer, hlc: change.hlc });
         }
         if (f.template_id !== null && !this.stmts.exists!.get(f.template_id)) f.template_id = null;
@@ -208,9 +227,10 @@ export class ChangeApplier {
       this.stmt(`INSERT INTO ${spec.table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`).run(...values);
     });
     for (const c of spec.cols) this.stmts.setVersion!.run(change.entity, change.entity_id, c, change.hlc, change.writer);
+    ctx.applied?.(change, 'created');
   }
 
-  private update(change: SyncChangeT): void {
+  private update(change: SyncChangeT, ctx: ApplyContext): void {
     const spec = ENTITY_TABLES[change.entity];
     const won: string[] = [];
     for (const [field, value] of Object.entries(change.fields)) {
@@ -231,6 +251,7 @@ export class ChangeApplier {
       this.stmt(`UPDATE ${spec.table} SET ${won.map((f) => `${f} = ?`).join(', ')} WHERE id = ?`).run(...values, change.entity_id);
     });
     for (const f of won) this.stmts.setVersion!.run(change.entity, change.entity_id, f, change.hlc, change.writer);
+    ctx.applied?.(change, 'updated');
   }
 
   /** Runs writes recorded under the change's own writer and HLC (and, on a site, as pulled). */

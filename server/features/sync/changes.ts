@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
-import { captureState } from '../../db/capture.ts';
+import { captureState, UNPAIRED_WRITER } from '../../db/capture.ts';
 import { AppError, ConflictError } from '../../platform/errors.ts';
 import {
   PUSH_GAP_ERROR,
@@ -99,7 +99,10 @@ export class SiteChanges {
       }
       ready.push(r);
     }
-    return wholeGroups(this.db, ready, 'AND pushed = 0').map(toChange);
+    // Rows written before this instance had a writer id (CLI, the snapshot of migration 055) go
+    // under the current one: the remote accepts only this site's writer ids.
+    const writer = captureState(this.db).writer;
+    return wholeGroups(this.db, ready, 'AND pushed = 0').map((r) => toChange(r.writer === UNPAIRED_WRITER ? { ...r, writer } : r));
   }
 
   /** Scans recorded since the last acknowledged one, with their global ids. */
@@ -129,6 +132,16 @@ export class SiteChanges {
     this.repo.setSetting('sync.acked_seq', String(expected));
   }
 
+  /**
+   * A new incarnation pushes its whole history again (rows keep their writer and HLC, so the
+   * remote applies nothing twice): when the remote was restored from a backup it may have lost
+   * what it had acknowledged, and a copy of the data cannot know what the other copy pushed.
+   */
+  rewindAll(): void {
+    this.rewind(0);
+    this.repo.setSetting('sync.scans_acked', '0');
+  }
+
   /** A new incarnation records scans under its own writer id from the next scan on. */
   startScanEpoch(writer: string): void {
     const next = ((this.db.prepare('SELECT COALESCE(MAX(id), 0) FROM scan_events').pluck().get() as number) ?? 0) + 1;
@@ -150,7 +163,15 @@ interface Cursor {
  * Remote side: applies pushes (idempotent by seq, in order, one transaction per request) and
  * serves the change feed: every change applied here, its own writes included, per organization.
  */
+/** Webhook events for what sites' pushes changed here (paired sites deliver none themselves). */
+export interface RemoteEvents {
+  applied(orgId: string, change: SyncChangeT, effect: 'created' | 'updated' | 'deleted'): void;
+  scanned(orgId: string, scans: Array<SyncScanT & { local: number }>): void;
+}
+
 export class RemoteChanges {
+  /** Set by the app once the services exist. */
+  events: RemoteEvents | null = null;
   private readonly db: Database;
   private readonly repo: SyncRepo;
   private readonly registry: LeaseRegistry;
@@ -194,15 +215,17 @@ export class RemoteChanges {
         now: this.now(),
         checkSlug: (slug) => (this.registry.validateSlug(orgId, input.site_id, slug).ok ? null : 'slug_outside_lease'),
         conflict: (kind, detail) => this.conflict(kind, { ...detail, site_id: input.site_id }),
+        applied: (change, effect) => this.events?.applied(orgId, change, effect),
       };
       for (const change of input.changes) {
         if (change.seq <= last) continue; // already applied: a duplicate or a retry
         if (!change.writer.startsWith(prefix)) throw new ConflictError(`Change ${change.seq} names writer ${change.writer}, not this site`);
-        this.applier.apply(change, ctx);
+        // API keys only come down: a site can never create or change a key of the remote.
+        if (change.entity !== 'api_key') this.applier.apply(change, ctx);
         last = change.seq;
       }
       const scans = this.applier.applyScans(input.scans, orgId);
-      void scans;
+      if (scans.length) this.events?.scanned(orgId, scans);
       this.db
         .prepare(
           `INSERT INTO sync_push_state (site_id, incarnation, last_seq) VALUES (?, ?, ?)
@@ -215,14 +238,17 @@ export class RemoteChanges {
 
   changes(orgId: string, writer: string, cursor: string | undefined, limit: number): ChangesPageT {
     const feed = this.feedId();
-    const after = decodeCursor(cursor, feed);
+    const head = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) FROM sync_outbox WHERE org_id = ?').pluck().get(orgId) as number) ?? 0;
+    let after = decodeCursor(cursor, feed);
+    // A cursor beyond the head comes from before a restore of this remote: start over (replaying
+    // is harmless, every field is last-writer-wins and deletes are final).
+    if (after > head) after = 0;
     const extra = 'AND org_id = ?';
     let rows = this.db
       .prepare(`SELECT * FROM sync_outbox WHERE seq > ? ${extra} ORDER BY seq LIMIT ?`)
       .all(after, orgId, limit) as OutboxRow[];
     rows = wholeGroupsOrg(this.db, rows, orgId);
     const end = rows.length ? rows[rows.length - 1]!.seq : after;
-    const head = (this.db.prepare('SELECT COALESCE(MAX(seq), 0) FROM sync_outbox WHERE org_id = ?').pluck().get(orgId) as number) ?? 0;
     return {
       // No echoes: the asking writer already has its own changes.
       changes: rows.filter((r) => r.writer !== writer).map(toChange),

@@ -2,11 +2,13 @@ import { hostname } from 'node:os';
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import type { Outbox } from '../../platform/outbox.ts';
+import type { SecretStore } from '../../platform/secrets.ts';
 import { captureState } from '../../db/capture.ts';
 import { ChangeApplier } from './apply.ts';
 import { RemoteChanges, SiteChanges } from './changes.ts';
-import { HttpRemoteClient, type RemoteApi } from './client.ts';
+import type { RemoteApi } from './client.ts';
 import { InstanceIdentity } from './identity.ts';
+import { Pairing, startupClient } from './pairing.ts';
 import { LeaseRegistry } from './registry.ts';
 import { SyncRepo } from './repo.ts';
 import { SiteSync, type SyncLogger } from './site.ts';
@@ -33,6 +35,8 @@ export interface CreateSyncOptions {
   logger: SyncLogger;
   /** Where the database lives; empty for an in-memory instance (no incarnation checks then). */
   dataDir: string;
+  /** Where a runtime pairing keeps the remote key (pairing.ts). */
+  secrets: SecretStore;
   config?: SyncConfig | undefined;
 }
 
@@ -41,7 +45,7 @@ export interface CreateSyncOptions {
  * site side (identity, pairing, slug reserve), its worker, and the instance-identity check that
  * gives a copied or restored data directory a new incarnation before anything is minted.
  */
-export function createSync({ db, clock, outbox, logger, dataDir, config = {} }: CreateSyncOptions) {
+export function createSync({ db, clock, outbox, logger, dataDir, secrets, config = {} }: CreateSyncOptions) {
   const repo = new SyncRepo(db);
   const registry = new LeaseRegistry(repo, clock);
   const capture = captureState(db);
@@ -49,8 +53,8 @@ export function createSync({ db, clock, outbox, logger, dataDir, config = {} }: 
   const applier = new ChangeApplier(db);
   const changes = new SiteChanges(db, repo);
   const remoteChanges = new RemoteChanges(db, repo, registry, applier, () => new Date(clock.now()).toISOString());
-  const client =
-    config.client ?? (config.remoteUrl && config.remoteKey ? new HttpRemoteClient(config.remoteUrl, config.remoteKey) : undefined);
+  const initial = config.client ? { client: config.client, from: 'flag' as const } : startupClient(repo, secrets, config);
+  const client = initial?.client;
   const site = new SiteSync({
     repo,
     clock,
@@ -65,6 +69,7 @@ export function createSync({ db, clock, outbox, logger, dataDir, config = {} }: 
   identity?.check();
   const worker = new SyncWorker(site, clock, logger, config.worker);
   outbox.onRecorded(() => worker.nudge());
+  const pairing = new Pairing({ site, repo, worker, secrets, initial });
   return {
     registry,
     remoteChanges,
@@ -72,13 +77,14 @@ export function createSync({ db, clock, outbox, logger, dataDir, config = {} }: 
     worker: {
       start: () => worker.start(),
       stop: async () => {
-        client?.close?.();
+        pairing.close();
         await worker.stop();
         identity?.close();
       },
       runNow: () => worker.runNow(),
     },
     identity,
+    pairing,
     /** For SlugAllocator: paired sites mint only from leases. */
     slugSource: site.slugSource,
     /** For SlugAllocator: the remote's own blocks never collide with blocks leased to sites. */

@@ -17,15 +17,18 @@ import {
 } from '../../schemas/sync.ts';
 import { z } from 'zod';
 import type { RemoteChanges } from './changes.ts';
+import type { Pairing } from './pairing.ts';
+import { pairingRoutes } from './pairingRoutes.ts';
 import type { LeaseRegistry } from './registry.ts';
 import type { SiteSync } from './site.ts';
 import type { SyncWorker } from './worker.ts';
 
 const tags = ['Sync'];
 
-export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: RemoteChanges; site: SiteSync; worker: Pick<SyncWorker, 'runNow'> }) {
+export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: RemoteChanges; site: SiteSync; worker: Pick<SyncWorker, 'runNow'>; pairing: Pairing }) {
   const { registry, remoteChanges, site, worker } = deps;
   return [
+    ...pairingRoutes(deps),
     defineRoute({
       method: 'post',
       path: '/sync/push',
@@ -134,7 +137,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
       method: 'get',
       path: '/sync/status',
       summary:
-        'Sync state of this instance: pairing, reachability, slug reserve. pending_changes is 0 and conflicts lists only block conflicts until push/pull exist.',
+        'Sync state of this instance: pairing, reachability, slug reserve, changes not yet pushed, unresolved conflicts.',
       tags,
       responses: { 200: { description: 'Status', schema: SyncStatus } },
       handler: () => ({ data: site.status() }),

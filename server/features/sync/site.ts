@@ -55,7 +55,7 @@ export class SiteSync {
   private readonly repo: SyncRepo;
   private readonly clock: Clock;
   private readonly logger: SyncLogger;
-  private readonly client: RemoteApi | undefined;
+  private client: RemoteApi | undefined;
   readonly reserveBlocks: number;
   private readonly siteName: string;
   private readonly replication: SiteSyncOptions['replication'];
@@ -65,6 +65,8 @@ export class SiteSync {
   private lastSuccessAt: string | null = null;
   private lastError: string | null = null;
   private nextAttemptAt: string | null = null;
+  /** The remote a runtime pairing (pairing.ts) is registering with, until it answers. */
+  private pairingWith: string | null = null;
 
   constructor(options: SiteSyncOptions) {
     this.repo = options.repo;
@@ -108,7 +110,7 @@ export class SiteSync {
   }
 
   /** Paired (or pairing) sites mint only from leases; others pick blocks themselves. */
-  slugSource = (): SlugSource => (this.remoteUrl ? 'leased' : 'standalone');
+  slugSource = (): SlugSource => (this.remoteUrl || this.pairingWith ? 'leased' : 'standalone');
 
   /** Whether the worker has something to talk to. */
   canSync(): boolean {
@@ -136,7 +138,7 @@ export class SiteSync {
     if (this.slugSource() === 'standalone') return;
     const available = this.repo.activeLeased().slugs - this.repo.pendingBatchDemand();
     if (available >= count) return;
-    const where = this.isRegistered() ? `it refills from ${this.remoteUrl} when online` : `this site is not paired with ${this.remoteUrl} yet`;
+    const where = this.isRegistered() ? `it refills from ${this.remoteUrl} when online` : `this site is not paired with ${this.remoteUrl ?? this.pairingWith} yet`;
     throw new ConflictError(
       available <= 0
         ? `No slugs left in this site's reserve: ${where} (see GET /v1/sync/status)`
@@ -282,6 +284,7 @@ export class SiteSync {
       this.repo.deleteSetting(KEYS.pendingToken);
       this.repo.deleteSetting(KEYS.registered);
       this.replication?.changes.startScanEpoch(`${this.siteId}/${incarnation}`);
+      this.replication?.changes.rewindAll();
     });
     if (this.replication) this.replication.capture.writer = this.writer;
     this.logger.info(`sync: new incarnation ${incarnation} (${reason}); blocks held so far are retired`);
@@ -325,10 +328,29 @@ export class SiteSync {
     return this.conflicts().find((c) => c.id === id);
   }
 
-  private async register(): Promise<void> {
+  /**
+   * Runtime pairing (pairing.ts): registers this incarnation with `url` through `client`. While
+   * the call is out, slugs come from leases only (none yet, so creation is refused for that
+   * moment): no block can be picked that the claims would miss. Only if the remote accepts are
+   * the remote remembered and `keep` called (storing the key), in the transaction that records
+   * the registration; then the site uses `client`.
+   */
+  async pairWith(url: string, client: RemoteApi, keep: () => void): Promise<void> {
+    this.pairingWith = url;
+    try {
+      await this.register(client, { url, keep });
+    } finally {
+      this.pairingWith = null;
+    }
+    // A new incarnation started while the call was out (copy detection): nothing was stored.
+    if (this.remoteUrl !== url) throw new ConflictError('Pairing interrupted: this instance started a new incarnation meanwhile; pair again');
+    this.client = client;
+  }
+
+  private async register(client = this.client!, pairing?: { url: string; keep: () => void }): Promise<void> {
     const incarnation = this.incarnation;
     const nextToken = this.pendingToken();
-    const result = await this.client!.register({
+    const result = await client.register({
       site_id: this.siteId,
       incarnation,
       name: this.siteName,
@@ -360,6 +382,10 @@ export class SiteSync {
       this.repo.setSetting(KEYS.remoteOrg, JSON.stringify(result.org));
       this.repo.setSetting(KEYS.registered, incarnation);
       this.acceptToken(nextToken);
+      if (pairing) {
+        this.repo.setSetting(KEYS.remoteUrl, pairing.url);
+        pairing.keep();
+      }
     });
     this.logger.info(`sync: site ${this.siteId} (incarnation ${incarnation}) paired with ${this.remoteUrl} for ${result.org.name}`);
   }

@@ -39,7 +39,11 @@ export class WebhookDispatcher {
   private readonly clock: Clock;
   private readonly logger: DispatcherLogger;
 
-  constructor(deps: { service: WebhookService; sender: WebhookSender; outbox: Outbox; clock: Clock; logger: DispatcherLogger }) {
+  /** False while this instance is a paired sync site: the remote delivers its events (docs/sync.md). */
+  private readonly enabled: () => boolean;
+
+  constructor(deps: { service: WebhookService; sender: WebhookSender; outbox: Outbox; clock: Clock; logger: DispatcherLogger; enabled?: () => boolean }) {
+    this.enabled = deps.enabled ?? (() => true);
     this.service = deps.service;
     this.sender = deps.sender;
     this.outbox = deps.outbox;
@@ -78,7 +82,7 @@ export class WebhookDispatcher {
   }
 
   private tick(): void {
-    if (this.stopped) return;
+    if (this.stopped || !this.enabled()) return;
     try {
       this.service.fanOut();
       const now = this.clock.now();

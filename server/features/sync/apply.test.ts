@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import { openDatabase } from '../../db/database.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import type { SyncChangeT } from '../../schemas/sync.ts';
+import { KeysRepo } from '../keys/repo.ts';
+import { KeyService } from '../keys/service.ts';
+import { captureState } from '../../db/capture.ts';
+import { ChangeApplier, type ApplyContext } from './apply.ts';
+import { formatHlc } from './hlc.ts';
+
+const T0 = Date.parse('2026-11-21T12:00:00.000Z');
+
+function instance() {
+  const db = openDatabase(':memory:');
+  const clock = new ManualClock(T0 + 60_000);
+  captureState(db).now = () => clock.now();
+  captureState(db).writer = 'local/1';
+  const orgId = new KeyService(db, new KeysRepo(db), clock).createOrg('Org').id;
+  const conflicts: Array<{ kind: string; detail: Record<string, unknown> }> = [];
+  const ctx: ApplyContext = { orgId, now: new Date(T0).toISOString(), conflict: (kind, detail) => conflicts.push({ kind, detail }) };
+  const applier = new ChangeApplier(db);
+  const apply = (...changes: SyncChangeT[]) => db.transaction(() => changes.forEach((c) => applier.apply(c, ctx)))();
+  const node = (id: string) => db.prepare('SELECT label, status, payload_json FROM nodes WHERE id = ?').get(id);
+  return { db, apply, node, conflicts, applier, orgId };
+}
+
+let seq = 0;
+const at = (ms: number, counter = 0) => formatHlc(T0 + ms, counter);
+const create = (id: string, slug: string, ms: number, writer = 'site-a/1'): SyncChangeT => ({
+  seq: ++seq,
+  entity: 'node',
+  entity_id: id,
+  op: 'upsert',
+  fields: {
+    slug,
+    label: 'first',
+    function_type: 'redirect',
+    payload_json: '{"url":"https://example.com"}',
+    status: 'active',
+    hardware_id: null,
+    template_id: null,
+    batch_id: null,
+    serial: null,
+    serial_number: null,
+    created_at: new Date(T0).toISOString(),
+    updated_at: new Date(T0).toISOString(),
+  },
+  hlc: at(ms),
+  writer,
+  group: null,
+});
+const edit = (id: string, fields: Record<string, string>, ms: number, writer: string): SyncChangeT => ({ seq: ++seq, entity: 'node', entity_id: id, op: 'upsert', fields, hlc: at(ms), writer, group: null });
+const del = (id: string, slug: string, ms: number, writer: string): SyncChangeT => ({ seq: ++seq, entity: 'node', entity_id: id, op: 'delete', fields: { slug }, hlc: at(ms), writer, group: null });
+
+describe('ChangeApplier: field-level last-writer-wins', () => {
+  it('keeps the newest version of each field, whatever the order of arrival', () => {
+    const changes = [
+      create('n1', 'AAAAAAAA', 0),
+      edit('n1', { label: 'from-b' }, 20, 'site-b/1'),
+      edit('n1', { label: 'from-a', status: 'paused' }, 10, 'site-a/1'),
+      edit('n1', { payload_json: '{"url":"https://example.com/c"}' }, 5, 'site-c/1'),
+      edit('n1', { status: 'active' }, 10, 'site-c/1'), // same HLC as a's status: writer id breaks the tie
+    ];
+    const orders = [[0, 1, 2, 3, 4], [0, 4, 3, 2, 1], [0, 2, 4, 1, 3]];
+    const results = orders.map((order) => {
+      const i = instance();
+      for (const k of order) i.apply(changes[k]!);
+      return i.node('n1');
+    });
+    expect(results[0]).toEqual({ label: 'from-b', status: 'active', payload_json: '{"url":"https://example.com/c"}' });
+    expect(results[1]).toEqual(results[0]);
+    expect(results[2]).toEqual(results[0]);
+  });
+
+  it('records applied changes under their origin writer and HLC, as pulled (never pushed back)', () => {
+    const i = instance();
+    i.apply(create('n1', 'AAAAAAAB', 0), edit('n1', { label: 'x' }, 1, 'site-b/1'), edit('n1', { label: 'old' }, 0, 'site-c/1'));
+    const rows = i.db.prepare("SELECT op, writer, hlc, fields, pushed, pulled FROM sync_outbox WHERE entity = 'node' ORDER BY seq").all() as Array<Record<string, unknown>>;
+    expect(rows.map((r) => [r.writer, r.hlc, r.pushed, r.pulled])).toEqual([
+      ['site-a/1', at(0), 1, 1],
+      ['site-b/1', at(1), 1, 1],
+    ]);
+    expect(JSON.parse(rows[1]!.fields as string)).toEqual({ label: 'x' });
+    // A local edit afterwards orders after everything received and is pending.
+    i.db.prepare("UPDATE nodes SET label = 'local' WHERE id = 'n1'").run();
+    const local = i.db.prepare('SELECT writer, hlc, pushed FROM sync_outbox ORDER BY seq DESC LIMIT 1').get() as { writer: string; hlc: string; pushed: number };
+    expect(local.writer).toBe('local/1');
+    expect(local.hlc > at(1)).toBe(true);
+    expect(local.pushed).toBe(0);
+  });
+
+  it('delete is final: a later edit is logged, not applied, and the slug stays tombstoned', () => {
+    const i = instance();
+    i.apply(create('n1', 'AAAAAAAC', 0), del('n1', 'AAAAAAAC', 5, 'site-a/1'), edit('n1', { label: 'late' }, 50, 'site-b/1'));
+    expect(i.node('n1')).toBeUndefined();
+    expect(i.db.prepare("SELECT deleted_at IS NOT NULL FROM slugs WHERE slug = 'AAAAAAAC'").pluck().get()).toBe(1);
+    expect(i.conflicts).toEqual([{ kind: 'edit_after_delete', detail: expect.objectContaining({ entity: 'node', entity_id: 'n1', fields: { label: 'late' }, deleted_by: 'site-a/1' }) }]);
+    // An edit older than the delete (made before it, or a replay) simply lost: nothing to log.
+    i.apply(edit('n1', { label: 'older' }, 3, 'site-c/1'), create('n1', 'AAAAAAAC', 0));
+    expect(i.conflicts).toHaveLength(1);
+    // A delete of a node this side never had still tombstones its slug; its creation arriving later is refused.
+    i.apply(del('n2', 'AAAAAAAD', 5, 'site-a/1'), create('n2', 'AAAAAAAD', 0));
+    expect(i.node('n2')).toBeUndefined();
+    expect(i.db.prepare("SELECT deleted_at IS NOT NULL FROM slugs WHERE slug = 'AAAAAAAD'").pluck().get()).toBe(1);
+  });
+
+  it('refuses a slug outside the writer\'s leases or held by another node (logged), and stores scans once', () => {
+    const i = instance();
+    const refuse: ApplyContext = { orgId: i.orgId, now: new Date(T0).toISOString(), checkSlug: () => 'slug_outside_lease', conflict: (kind, detail) => i.conflicts.push({ kind, detail }) };
+    i.db.transaction(() => i.applier.apply(create('n9', 'AAAAAAAE', 0), refuse))();
+    i.apply(create('n1', 'AAAAAAAF', 0), create('n2', 'AAAAAAAF', 1, 'site-b/1'));
+    expect(i.node('n9')).toBeUndefined();
+    expect(i.node('n2')).toBeUndefined();
+    expect(i.conflicts.map((c) => c.kind)).toEqual(['slug_outside_lease', 'slug_duplicate']);
+
+    const scan = (id: string) => ({ id, node_id: 'n1', ts: T0, device_type: 'mobile', os: 'ios', browser: null, country: null, source: 'qr', rule_id: null, outcome: 'redirect', is_bot: 0, visitor_hash: 'h' });
+    expect(i.applier.applyScans([scan('site-a/1:1'), scan('site-a/1:2')], i.orgId)).toHaveLength(2);
+    expect(i.applier.applyScans([scan('site-a/1:2'), scan('site-a/1:3'), { ...scan('x:1'), node_id: 'gone' }], i.orgId).map((s) => s.id)).toEqual(['site-a/1:3']);
+    expect(i.db.prepare("SELECT scan_count FROM nodes WHERE id = 'n1'").pluck().get()).toBe(3);
+  });
+});
+
+describe('ChangeApplier: clashes that never block the queue', () => {
+  it('keeps a clashing batch serial (logged as serial_clash) and logs a change it cannot store', () => {
+    const i = instance();
+    const withSerial = (id: string, slug: string, extra: Record<string, string>) => {
+      const c = create(id, slug, 0);
+      return { ...c, fields: { ...c.fields, ...extra } };
+    };
+    i.apply(withSerial('n1', 'AAAAAAAG', { serial: 'H-0001' }), withSerial('n2', 'AAAAAAAH', { serial: 'H-0001' }));
+    expect(i.db.prepare("SELECT id FROM nodes WHERE serial = 'H-0001' ORDER BY id").pluck().all()).toEqual(['n1', 'n2']);
+    i.apply(withSerial('n3', 'AAAAAAAJ', { hardware_id: 'tag-1' }), withSerial('n4', 'AAAAAAAK', { hardware_id: 'tag-1' }), create('n5', 'AAAAAAAM', 0));
+    expect(i.node('n4')).toBeUndefined();
+    expect(i.node('n5')).toBeDefined();
+    expect(i.conflicts.map((c) => c.kind)).toEqual(['serial_clash', 'not_applicable']);
+  });
+});
