@@ -162,6 +162,7 @@ export class ChangeApplier {
     const org = this.orgOf(change.entity, change.entity_id);
     if (org !== undefined && org !== ctx.orgId) return;
     this.stmts.addTombstone!.run(change.entity, change.entity_id, change.hlc, change.writer);
+    if (org !== undefined) this.logLaterWrites(change, ctx);
     this.as(change, () => {
       if (change.entity === 'node' && typeof change.fields.slug === 'string') {
         // The slug stays tombstoned everywhere, even where the node never arrived.
@@ -171,6 +172,31 @@ export class ChangeApplier {
       if (org !== undefined) this.stmt(`DELETE FROM ${table} WHERE id = ?`).run(change.entity_id);
     });
     if (org !== undefined) ctx.applied?.(change, 'deleted');
+  }
+
+  /**
+   * Writes made after this delete (by HLC) that arrived before it are lost with the entity: log
+   * them as edits after the delete, like those arriving later (which of the two reaches a side
+   * first must not decide whether a lost edit is reported). A node's rules count as its writes.
+   */
+  private logLaterWrites(del: SyncChangeT, ctx: ApplyContext): void {
+    const later = this.stmt(
+      `SELECT entity, entity_id, hlc, writer, fields FROM sync_outbox
+        WHERE op = 'upsert' AND hlc > ? AND writer <> ?
+          AND ((entity = ? AND entity_id = ?) OR (? = 'node' AND entity = 'rule' AND entity_id IN (SELECT id FROM rules WHERE node_id = ?)))
+        ORDER BY seq`,
+    ).all(del.hlc, del.writer, del.entity, del.entity_id, del.entity, del.entity_id) as Array<{ entity: string; entity_id: string; hlc: string; writer: string; fields: string }>;
+    for (const w of later) {
+      ctx.conflict('edit_after_delete', {
+        entity: w.entity,
+        entity_id: w.entity_id,
+        writer: w.writer,
+        hlc: w.hlc,
+        fields: JSON.parse(w.fields) as unknown,
+        deleted_by: del.writer,
+        deleted_hlc: del.hlc,
+      });
+    }
   }
 
   private insert(change: SyncChangeT, ctx: ApplyContext): void {
@@ -207,7 +233,16 @@ export class ChangeApplier {
         break;
       }
       case 'rule':
-        if (this.stmts.nodeOrg!.get(f.node_id) !== ctx.orgId) return;
+        if (this.stmts.nodeOrg!.get(f.node_id) !== ctx.orgId) {
+          // A rule of a deleted node is an edit after its delete: logged, not applied, and the
+          // rule is dead too, so its later edits are logged the same way.
+          const nodeDead = this.stmts.tombstone!.get('node', f.node_id) as { hlc: string; writer: string } | undefined;
+          if (nodeDead) {
+            this.stmts.addTombstone!.run('rule', change.entity_id, nodeDead.hlc, nodeDead.writer);
+            ctx.conflict('edit_after_delete', { entity: 'rule', entity_id: change.entity_id, node_id: f.node_id, writer: change.writer, hlc: change.hlc, fields: change.fields, deleted_by: nodeDead.writer, deleted_hlc: nodeDead.hlc });
+          }
+          return;
+        }
         break;
       case 'batch':
         if (f.template_id !== null && !this.stmts.exists!.get(f.template_id)) f.template_id = null;
