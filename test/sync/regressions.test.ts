@@ -29,7 +29,7 @@ const cases: Case[] = [
     title: 'a scan sent in the retry of a push whose answer was lost is stored, not dropped',
     seed: -1694957005,
     path: '35:8:9:13:12:15:15:18:19:11:18:18:20:20:20:20',
-    replayPath: '',
+    replayPath: '//6:H',
     steps: [s.batch(0, 1), s.sync(3), s.partition(3, 'down'), s.edit(3, 0, 0), s.scan(3, 0, 1), s.partition(1, 'up')],
   },
 ];
