@@ -2,17 +2,18 @@
  * Hunts for failing seeds of the sync model outside vitest (no time limit), and prints each
  * failure with its seed, path and shrunk steps, ready for regressions.test.ts.
  *
- *   node test/sync/explore.ts [runs=100] [--processes] [--seed N]
+ *   node test/sync/explore.ts [runs=100] [--processes] [--seed N] [--max commands]
  */
 import fc from 'fast-check';
 import { syncProperty } from './model.ts';
 
 const args = process.argv.slice(2);
-const runs = Number(args.find((a) => /^\d+$/.test(a)) ?? 100);
+const runs = Number(args[0] && /^\d+$/.test(args[0]) ? args[0] : 100);
 const processes = args.includes('--processes');
 const seedArg = args.indexOf('--seed');
+const maxArg = args.indexOf('--max');
 const started = Date.now();
-const result = await fc.check(syncProperty({ processes }), {
+const result = await fc.check(syncProperty({ processes, ...(maxArg >= 0 ? { maxCommands: Number(args[maxArg + 1]) } : {}) }), {
   numRuns: runs,
   ...(seedArg >= 0 ? { seed: Number(args[seedArg + 1]) } : {}),
 });
