@@ -2,7 +2,7 @@
  * Hunts for failing seeds of the sync model outside vitest (no time limit), and prints each
  * failure with its seed, path and shrunk steps, ready for regressions.test.ts.
  *
- *   node test/sync/explore.ts [runs=100] [--processes] [--seed N] [--max commands]
+ *   node test/sync/explore.ts [runs=100] [--processes] [--seed N] [--max commands] [--v1]
  */
 import fc from 'fast-check';
 import { syncProperty } from './model.ts';
@@ -13,7 +13,7 @@ const processes = args.includes('--processes');
 const seedArg = args.indexOf('--seed');
 const maxArg = args.indexOf('--max');
 const started = Date.now();
-const result = await fc.check(syncProperty({ processes, ...(maxArg >= 0 ? { maxCommands: Number(args[maxArg + 1]) } : {}) }), {
+const result = await fc.check(syncProperty({ processes, generators: args.includes('--v1') ? 'v1' : 'v2', ...(maxArg >= 0 ? { maxCommands: Number(args[maxArg + 1]) } : {}) }), {
   numRuns: runs,
   ...(seedArg >= 0 ? { seed: Number(args[seedArg + 1]) } : {}),
 });

@@ -146,13 +146,14 @@ function remove(who: number, ref: number) {
   });
 }
 
-function batch(who: number, quantity: number) {
-  return step(`batch ${quantity} @${who}`, async (m, r) => {
+function batch(who: number, quantity: number, sharedPrefix = false) {
+  return step(`batch ${quantity} @${who}${sharedPrefix ? ' (shared prefix)' : ''}`, async (m, r) => {
     const inst = instanceOf(r, who);
-    // One prefix per instance: serial clashes between sites are an open design question (docs/sync.md).
+    // Own prefix per instance, or one prefix for all: offline sites then print the same serials
+    // (serial_clash; both nodes keep theirs, docs/sync.md).
     const res = await inst.api('POST', '/batches', {
       label: `batch-${m.step}`,
-      prefix: `P${who}`,
+      prefix: sharedPrefix ? 'P' : `P${who}`,
       quantity,
       function_type: 'redirect',
       base_payload: { url: `https://example.com/batch-${m.step}` },
@@ -237,6 +238,59 @@ const sync = (who: number) =>
     await r.cluster.syncRound(r.cluster.sites[who - 1]!);
   });
 
+/** A template whose url is locked: editing it rewrites every bound node (derived writes). */
+const lockedTemplate = (who: number) =>
+  step(`create locked template @${who}`, async (m, r) => {
+    const res = await instanceOf(r, who).api('POST', '/templates', {
+      name: `locked-${m.step}`,
+      function_type: 'redirect',
+      payload: { url: `https://example.com/locked-${m.step}` },
+      locked_fields: ['url'],
+    });
+    if (res.status !== 201) throw new Error(`create template: ${res.status} ${res.text}`);
+    m.entities.push({ kind: 'template', id: res.body.data.id });
+    note(m, `→ template#${m.entities.length - 1}`);
+  });
+
+const templatesOf = (m: Model) => m.entities.filter((e) => e.kind === 'template');
+
+const nodeFromTemplate = (who: number, ref: number) =>
+  step(`create node from template #${ref} @${who}`, async (m, r) => {
+    const t = pick(templatesOf(m), ref);
+    if (!t) return;
+    const res = await instanceOf(r, who).api('POST', '/nodes', {
+      label: `from-${m.step}`,
+      function_type: 'redirect',
+      payload: { url: `https://example.com/from-${m.step}` },
+      template_id: t.id,
+    });
+    note(m, `(${nameOf(m, t)}) ${res.status}`);
+    if (res.status !== 201) return; // the template is not (or no longer) known here
+    m.entities.push({ kind: 'node', id: res.body.data.id, slug: res.body.data.slug });
+    m.minted.push(res.body.data.slug);
+    note(m, `→ node#${m.entities.length - 1}`);
+  });
+
+/** Edits a template's url: where it is locked, the instance rewrites its bound nodes in the same transaction. */
+const templateUrl = (who: number, ref: number) =>
+  step(`edit template url #${ref} @${who}`, async (m, r) => {
+    const t = pick(templatesOf(m), ref);
+    if (!t) return;
+    const inst = instanceOf(r, who);
+    const bound = inst.db.prepare('SELECT id FROM nodes WHERE template_id = ?').pluck().all(t.id) as string[];
+    const res = await inst.api('PATCH', `/templates/${t.id}`, { payload: { url: `https://example.com/t${m.step}` } });
+    note(m, `(${nameOf(m, t)}) ${res.status}`);
+    if (!ok(res.status)) return;
+    m.writes.push({ id: t.id, step: m.step });
+    if (m.deletedAt.has(t.id)) m.editsAfterDelete.push(t.id);
+    const locked = (JSON.parse(inst.db.prepare('SELECT locked_fields_json FROM templates WHERE id = ?').pluck().get(t.id) as string) as string[]).includes('url');
+    // Derived writes count as writes on those nodes (a node deleted elsewhere meanwhile: one more edit after its delete).
+    for (const id of locked ? bound : []) {
+      m.writes.push({ id, step: m.step });
+      if (m.deletedAt.has(id)) m.editsAfterDelete.push(id);
+    }
+  });
+
 const writes = [
   fc.tuple(actor, fc.constantFrom<Kind>('node', 'node', 'rule', 'template', 'webhook'), fc.nat()).map(([w, k, ref]) => create(w, k, ref)),
   fc.tuple(actor, fc.nat(), fc.nat()).map(([w, ref, v]) => edit(w, ref, v)),
@@ -255,7 +309,7 @@ const weather = [
   fc.integer({ min: 1, max: 10 * 60_000 }).map((ms) => tick(ms)),
 ];
 /** Writes (edits and deletes most) and sync rounds weigh more than weather, so runs get interesting. */
-export const commands = [
+export const commandsV1 = [
   ...writes,
   writes[1]!,
   writes[1]!,
@@ -265,6 +319,20 @@ export const commands = [
   site.map((w) => sync(w)),
   site.map((w) => sync(w)),
   site.map((w) => sync(w)),
+];
+
+/**
+ * v2 adds templates with a locked field (derived writes on bound nodes), nodes made from
+ * templates and batches sharing one serial prefix across instances. v1 stays as it was: the
+ * seeds in regressions.test.ts replay against it.
+ */
+export const commandsV2 = [
+  ...commandsV1,
+  site.map((w) => lockedTemplate(w)),
+  fc.tuple(actor, fc.nat()).map(([w, ref]) => nodeFromTemplate(w, ref)),
+  fc.tuple(actor, fc.nat()).map(([w, ref]) => nodeFromTemplate(w, ref)),
+  fc.tuple(actor, fc.nat()).map(([w, ref]) => templateUrl(w, ref)),
+  fc.tuple(actor, fc.integer({ min: 1, max: 12 })).map(([w, q]) => batch(w, q, true)),
 ];
 
 export const MAX_COMMANDS = 30;
@@ -364,8 +432,8 @@ export function emptyModel(): Model {
 }
 
 /** The property: any command sequence, then quiet, leaves every invariant true. */
-export function syncProperty(options: { maxCommands?: number; processes?: boolean; replayPath?: string } = {}) {
-  const cmdsArb = fc.commands(commands, {
+export function syncProperty(options: { maxCommands?: number; processes?: boolean; replayPath?: string; generators?: 'v1' | 'v2' } = {}) {
+  const cmdsArb = fc.commands(options.generators === 'v1' ? commandsV1 : commandsV2, {
     maxCommands: options.maxCommands ?? MAX_COMMANDS,
     size: 'max',
     ...(options.replayPath ? { replayPath: options.replayPath } : {}),
@@ -384,7 +452,7 @@ export function syncProperty(options: { maxCommands?: number; processes?: boolea
 }
 
 /** The step constructors, for regressions written out by hand (independent of the generators). */
-export const steps = { create, edit, remove, batch, scan, partition, heal, fault, latency, restart, tick, sync };
+export const steps = { create, edit, remove, batch, scan, partition, heal, fault, latency, restart, tick, sync, lockedTemplate, nodeFromTemplate, templateUrl };
 
 /** Runs a fixed list of steps on a fresh cluster, then quiet and the invariants. */
 export async function runScenario(list: Array<fc.AsyncCommand<Model, Real>>, options: { processes?: boolean } = {}): Promise<void> {
