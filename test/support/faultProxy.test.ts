@@ -89,8 +89,8 @@ describe('fault proxy', () => {
     const missing = await fetch(`${proxy.url}/missing`);
     expect(missing.status).toBe(404);
     expect(proxy.calls).toEqual([
-      { method: 'POST', path: '/a/b?c=1', action: 'pass', status: 200, forwarded: 1, delayMs: 0 },
-      { method: 'GET', path: '/missing', action: 'pass', status: 404, forwarded: 1, delayMs: 0 },
+      { method: 'POST', path: '/a/b?c=1', action: 'pass', status: 200, forwarded: 1, delayMs: 0, ms: expect.any(Number) },
+      { method: 'GET', path: '/missing', action: 'pass', status: 404, forwarded: 1, delayMs: 0, ms: expect.any(Number) },
     ]);
   });
 

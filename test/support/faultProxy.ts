@@ -48,6 +48,8 @@ export interface ProxyCall {
   forwarded: number;
   /** The latency added, in ms. */
   delayMs: number;
+  /** From the request's arrival to the answer's end (or the cut), in ms; unset while in flight or held. */
+  ms?: number;
 }
 
 /** Added delay per request: fixed ms, or uniform in [min, max] (pass `random` for a seeded source). */
@@ -170,6 +172,10 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     const path = req.url ?? '/';
     const record: ProxyCall = { method, path, action: 'pass', forwarded: 0, delayMs: 0 };
     calls.push(record);
+    const arrived = performance.now();
+    res.once('close', () => {
+      if (!parked.has(res)) record.ms = Math.round(performance.now() - arrived);
+    });
     const down = partitioned.down;
     if (partitioned.up) {
       record.action = 'partition-up';
