@@ -148,7 +148,9 @@ function count(dir: string, sql: string): number {
 async function startRemote() {
   const { dir, key } = prepare();
   const port = await freePort();
-  const proc = await spawn(dir, ['--port', String(port)]);
+  // BENCH_SYNC_PROFILE=<dir>: a CPU profile of the remote, written when it stops at the end.
+  const profile = process.env.BENCH_SYNC_PROFILE ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${process.env.BENCH_SYNC_PROFILE}` } : {};
+  const proc = await spawn(dir, ['--port', String(port)], profile);
   return { dir, key, url: `http://127.0.0.1:${port}`, proc, api: client(`http://127.0.0.1:${port}`, key) };
 }
 
@@ -166,7 +168,9 @@ async function syncUntil(site: Node, done: () => Promise<boolean>): Promise<numb
   const started = performance.now();
   let failures = 0;
   for (;;) {
+    const t = performance.now();
     const st = await runRound(site);
+    if (process.env.BENCH_SYNC_VERBOSE) console.log(`round ${Math.round(performance.now() - t)} ms, pending ${st.pending_changes}, error ${st.last_error}`);
     // A connection lost now and then (a keep-alive socket closed as a request starts) is retried
     // by the next round, as the worker would; only a persistent failure ends the bench.
     if (st.last_error && st.online === false && ++failures > 5) throw new Error(`sync failed: ${st.last_error}`);
@@ -177,6 +181,7 @@ async function syncUntil(site: Node, done: () => Promise<boolean>): Promise<numb
 const rate = (n: number, ms: number) => Math.round((n / ms) * 1000).toLocaleString('en-US');
 const secs = (ms: number) => `${(ms / 1000).toFixed(1)} s`;
 const rows: string[][] = [];
+let remoteProc: ServerProcess | undefined;
 
 try {
   // Baseline: the same writes on a standalone instance.
@@ -187,6 +192,7 @@ try {
   rows.push(['local writes, standalone (baseline)', `${base.changes.toLocaleString('en-US')} writes`, secs(base.ms), `${rate(base.changes, base.ms)}/s`]);
 
   const remote = await startRemote();
+  remoteProc = remote.proc;
   const probe = await apiRequest(remote.url, 'POST', '/v1/sync/push', {}, remote.key);
   if (probe.status === 404) {
     console.log('push/pull are not on this build (POST /v1/sync/push is 404): only the baseline ran');
@@ -236,6 +242,10 @@ try {
     c.proc = await spawn(c.dir, [], { WAYMARK_REMOTE: c.proxy.url, WAYMARK_REMOTE_KEY: remote.key });
     c.api = client(c.proc.url, c.key);
     const changes = (await status(c.api)).pending_changes;
+    // Scans recorded over days would have been rolled up as they came; these arrived at once, so
+    // let the site's analytics catch up first (its roll-up is not sync's work).
+    const maxScan = count(c.dir, 'SELECT MAX(id) FROM scan_events');
+    await waitFor('the roll-up', async () => count(c.dir, 'SELECT COALESCE(MAX(last_event), 0) FROM scan_rollup_state') >= maxScan);
     c.proxy.heal();
     const convergeMs = await syncUntil(
       c.api,
@@ -256,6 +266,7 @@ try {
 } finally {
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((r) => r[i]!.length), 4));
   for (const r of rows) console.log(r.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  '));
+  if (process.env.BENCH_SYNC_PROFILE && remoteProc) await stop(remoteProc);
   await Promise.all([...procs].map((p) => p.kill()));
   await Promise.all(proxies.map((p) => p.close()));
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
