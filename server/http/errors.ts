@@ -17,7 +17,11 @@ export function errorHandler(logger: ErrorLogger) {
     } else if (isBodyParserError(err)) {
       if (err.type === 'entity.too.large') {
         status = 413;
-        body = { data: null, error: 'Request body too large (limit 64 KiB)' };
+        // body-parser reports the route's limit in bytes (64 KiB, or a route's own bodyLimit).
+        const reported = (err as { limit?: unknown }).limit;
+        const limit = typeof reported === 'number' ? reported : 64 * 1024;
+        const text = limit >= 1024 * 1024 ? `${limit / (1024 * 1024)} MiB` : `${limit / 1024} KiB`;
+        body = { data: null, error: `Request body too large (limit ${text})` };
       } else if (err.status >= 400 && err.status < 500) {
         status = 400;
         const text: Record<string, string> = {

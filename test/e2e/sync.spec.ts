@@ -120,16 +120,12 @@ test('pairs from the Sync screen, shows the remote, reserve and conflicts, and g
   await expect(indicator).toHaveClass(/sync-amber/);
   await screenshot(page, 'sync');
 
-  // Mark resolved: gone from the list; on a server without the endpoint the list turns read-only.
+  // Mark resolved: it leaves the status (and the list); GET /sync/conflicts keeps it with resolved_at.
   await conflicts.getByRole('button', { name: 'Mark resolved' }).click();
-  const openapi = (await (await fetch(`${site.url}/v1/openapi.json`)).json()) as { paths: Record<string, unknown> };
-  if (openapi.paths['/sync/conflicts/{id}/resolve']) {
-    await expect(page.getByText('No conflicts')).toBeVisible();
-    await expect(indicator).toHaveText('Online');
-  } else {
-    await expect(page.getByText('This server cannot mark conflicts resolved yet')).toBeVisible();
-    await expect(conflicts.getByRole('button', { name: 'Mark resolved' })).toHaveCount(0);
-  }
+  await expect(page.getByText('No conflicts')).toBeVisible();
+  await expect(indicator).toHaveText('Online');
+  const all = (await (await fetch(`${site.url}/v1/sync/conflicts`, { headers: { authorization: `Bearer ${site.key}` } })).json()) as { data: Array<{ kind: string; resolved_at: string | null }> };
+  expect(all.data).toEqual([expect.objectContaining({ kind: 'block_conflict', resolved_at: expect.any(String) })]);
 
   // The remote goes away: "Sync now" finds it unreachable.
   await remote.stop();

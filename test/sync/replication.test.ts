@@ -59,6 +59,7 @@ function snapshot(dataDir: string) {
     batches: db.prepare('SELECT id, label, prefix, quantity, serial_start FROM batches ORDER BY id').all(),
     webhooks: db.prepare('SELECT id, url, events_json, secret, active FROM webhooks ORDER BY id').all(),
     tombstoned: db.prepare('SELECT slug FROM slugs WHERE deleted_at IS NOT NULL ORDER BY slug').pluck().all(),
+    slugs: db.prepare('SELECT slug, node_id, minted_at FROM slugs ORDER BY slug').all(),
   }));
 }
 
@@ -215,18 +216,25 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     const push = (token: string, next: string, after: number, changes: unknown[]) =>
       remoteApi(remote, 'POST', '/sync/push', { ...site, token, next_token: next, after_seq: after, changes, scans: [] });
     expect((await ok(push('token-0001', 'token-0002', 0, [change(1, Date.now()), change(2, Date.now())]))).acked_seq).toBe(2);
-    // The same call again (its answer was lost): the same answer, nothing applied twice.
-    expect((await ok(push('token-0001', 'token-0002', 0, [change(1, Date.now()), change(2, Date.now())]))).acked_seq).toBe(2);
-    // Overlapping: 2 is skipped, 3 applied. A gap: 409 with the expected seq.
-    expect((await ok(push('token-0002', 'token-0003', 1, [change(2, Date.now()), change(3, Date.now())]))).acked_seq).toBe(3);
+    // The same call again (its answer was lost), now carrying one more change: nothing applied
+    // twice, and the new change applied rather than acknowledged unseen.
+    expect((await ok(push('token-0001', 'token-0002', 0, [change(1, Date.now()), change(2, Date.now()), change(3, Date.now())]))).acked_seq).toBe(3);
+    // Overlapping: 3 is skipped, 4 applied. A gap: 409 with the expected seq.
+    expect((await ok(push('token-0002', 'token-0003', 2, [change(3, Date.now()), change(4, Date.now())]))).acked_seq).toBe(4);
     const gap = await push('token-0003', 'token-0004', 7, [change(8, Date.now())]);
     expect(gap.status, gap.text).toBe(409);
-    expect(gap.body.details).toEqual({ expected_seq: '3' });
+    expect(gap.body.details).toEqual({ expected_seq: '4' });
     // A pushed API key is acknowledged and ignored: keys only come down.
-    const key = { ...change(4, Date.now()), entity: 'api_key', entity_id: 'key-from-site', fields: { name: 'x', prefix: 'wmk_x', key_hash: 'f'.repeat(64), plan: 'enterprise', limits_json: null, created_at: new Date().toISOString(), revoked_at: null } };
-    expect((await ok(push('token-0003', 'token-0004', 3, [key]))).acked_seq).toBe(4);
+    const key = { ...change(5, Date.now()), entity: 'api_key', entity_id: 'key-from-site', fields: { name: 'x', prefix: 'wmk_x', key_hash: 'f'.repeat(64), plan: 'enterprise', limits_json: null, created_at: new Date().toISOString(), revoked_at: null } };
+    expect((await ok(push('token-0003', 'token-0004', 4, [key]))).acked_seq).toBe(5);
     expect(readDb(remote.dataDir, (db) => db.prepare("SELECT COUNT(*) FROM api_keys WHERE id = 'key-from-site'").pluck().get())).toBe(0);
-    expect(readDb(remote.dataDir, (db) => db.prepare("SELECT COUNT(*) FROM templates WHERE id LIKE 'tpl-%'").pluck().get())).toBe(3);
+    expect(readDb(remote.dataDir, (db) => db.prepare("SELECT COUNT(*) FROM templates WHERE id LIKE 'tpl-%'").pluck().get())).toBe(4);
+    // Sync pushes may be large (8 MiB, not the API's 64 KiB): 300 KiB passes, 9 MiB is refused.
+    const big = (n: number, size: number) => Array.from({ length: n }, (_, i) => ({ ...change(6 + i, Date.now()), fields: { ...change(6 + i, Date.now()).fields, payload_json: JSON.stringify({ url: `https://example.com/${'x'.repeat(size)}` }) } }));
+    expect((await ok(push('token-0004', 'token-0005', 5, big(300, 1000)))).acked_seq).toBe(305);
+    const tooBig = await push('token-0005', 'token-0006', 305, big(9, 1024 * 1024));
+    expect(tooBig.status).toBe(413);
+    expect(tooBig.body.error).toBe('Request body too large (limit 8 MiB)');
   });
 
   for (const where of ['push', 'pull'] as const) {

@@ -1,25 +1,20 @@
-import { type FormEvent, useEffect, useState } from 'react';
+import { type FormEvent, useState } from 'react';
 import { PairBody } from '../../../server/schemas/syncPairing.ts';
-import { Button } from '../../components/Button.tsx';
+import { Button, FormActions } from '../../components/Button.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Card, PageHeader } from '../../components/PageHeader.tsx';
 import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx';
 import { ApiError, api, type SyncConflictT, type SyncStatusT } from '../../lib/api.ts';
 import { formatDate, formatNumber, humanize } from '../../lib/format.ts';
 import { errorMessage, toast } from '../../lib/toast.ts';
-import { useInterval } from '../../lib/useResource.ts';
 import { type FieldErrors, sentence, validate } from '../../lib/validation.ts';
-import { useSyncStatus } from './store.ts';
+import { usePolledSyncStatus, useSyncStatus } from './store.ts';
 
 /** The screen re-reads the status this often while it is open. */
 const POLL_MS = 3_000;
 
 export function SyncPage() {
-  const status = useSyncStatus((s) => s.status);
-  const error = useSyncStatus((s) => s.error);
-  const refresh = useSyncStatus((s) => s.refresh);
-  useEffect(() => void refresh(), [refresh]);
-  useInterval(() => void refresh(), POLL_MS, true);
+  const { status, error, refresh } = usePolledSyncStatus(POLL_MS);
 
   return (
     <>
@@ -117,11 +112,7 @@ function PairForm({ remote: fixedRemote }: { remote?: string }) {
           {(c) => <input {...c} className="input mono" type="password" value={key} onChange={(e) => setKey(e.target.value)} autoComplete="off" spellCheck={false} />}
         </Field>
         {formError ? <Notice kind="error">{formError}</Notice> : null}
-        <div className="form-actions">
-          <Button type="submit" variant="primary" busy={busy}>
-            {fixedRemote ? 'Use this key' : 'Pair'}
-          </Button>
-        </div>
+        <FormActions submitLabel={fixedRemote ? 'Use this key' : 'Pair'} busy={busy} />
       </form>
     </Card>
   );

@@ -1,5 +1,7 @@
+import { useEffect } from 'react';
 import { create } from 'zustand';
 import { api, type SyncStatusT } from '../../lib/api.ts';
+import { useInterval } from '../../lib/useResource.ts';
 
 interface SyncState {
   status: SyncStatusT | undefined;
@@ -26,3 +28,13 @@ export const useSyncStatus = create<SyncState>((set) => ({
       .finally(() => (inFlight = null))),
   set: (status) => set({ status, error: undefined }),
 }));
+
+/** The shared status, read now and every `ms` while the component is mounted. */
+export function usePolledSyncStatus(ms: number) {
+  const status = useSyncStatus((s) => s.status);
+  const error = useSyncStatus((s) => s.error);
+  const refresh = useSyncStatus((s) => s.refresh);
+  useEffect(() => void refresh(), [refresh]);
+  useInterval(() => void refresh(), ms, true);
+  return { status, error, refresh };
+}

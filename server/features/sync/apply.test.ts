@@ -6,6 +6,7 @@ import { KeysRepo } from '../keys/repo.ts';
 import { KeyService } from '../keys/service.ts';
 import { captureState } from '../../db/capture.ts';
 import { ChangeApplier, type ApplyContext } from './apply.ts';
+import { ReplicationRepo } from './repo.ts';
 import { formatHlc } from './hlc.ts';
 
 const T0 = Date.parse('2026-11-21T12:00:00.000Z');
@@ -18,7 +19,7 @@ function instance() {
   const orgId = new KeyService(db, new KeysRepo(db), clock).createOrg('Org').id;
   const conflicts: Array<{ kind: string; detail: Record<string, unknown> }> = [];
   const ctx: ApplyContext = { orgId, now: new Date(T0).toISOString(), conflict: (kind, detail) => conflicts.push({ kind, detail }) };
-  const applier = new ChangeApplier(db);
+  const applier = new ChangeApplier(new ReplicationRepo(db), captureState(db));
   const apply = (...changes: SyncChangeT[]) => db.transaction(() => changes.forEach((c) => applier.apply(c, ctx)))();
   const node = (id: string) => db.prepare('SELECT label, status, payload_json FROM nodes WHERE id = ?').get(id);
   return { db, apply, node, conflicts, applier, orgId };
@@ -98,6 +99,12 @@ describe('ChangeApplier: field-level last-writer-wins', () => {
     // An edit older than the delete (made before it, or a replay) simply lost: nothing to log.
     i.apply(edit('n1', { label: 'older' }, 3, 'site-c/1'), create('n1', 'AAAAAAAC', 0));
     expect(i.conflicts).toHaveLength(1);
+    // The other order: an edit made after the delete arrives first; the delete still wins and the
+    // edit is logged when the delete arrives.
+    i.apply(create('n3', 'AAAAAAAN', 0), edit('n3', { label: 'late-first' }, 50, 'site-b/1'), del('n3', 'AAAAAAAN', 5, 'site-a/1'));
+    expect(i.node('n3')).toBeUndefined();
+    expect(i.conflicts[1]).toEqual({ kind: 'edit_after_delete', detail: expect.objectContaining({ entity_id: 'n3', writer: 'site-b/1', hlc: at(50), fields: { label: 'late-first' } }) });
+    expect(i.conflicts).toHaveLength(2);
     // A delete of a node this side never had still tombstones its slug; its creation arriving later is refused.
     i.apply(del('n2', 'AAAAAAAD', 5, 'site-a/1'), create('n2', 'AAAAAAAD', 0));
     expect(i.node('n2')).toBeUndefined();

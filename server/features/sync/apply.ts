@@ -1,7 +1,7 @@
-import type { Database, Statement } from 'better-sqlite3';
-import { captureState, type CaptureState } from '../../db/capture.ts';
+import type { CaptureState } from '../../db/capture.ts';
 import type { SyncChangeT, SyncScanT } from '../../schemas/sync.ts';
 import { newer } from './hlc.ts';
+import type { ReplicationRepo } from './repo.ts';
 
 /**
  * What travels per entity: the table and the synced columns (the same lists as the capture
@@ -66,38 +66,12 @@ type Value = string | number | null;
  * sync_versions keeps the winning version of every field.
  */
 export class ChangeApplier {
-  private readonly db: Database;
+  private readonly repo: ReplicationRepo;
   private readonly state: CaptureState;
-  private readonly stmts: Record<string, Statement>;
-  private readonly cache = new Map<string, Statement>();
 
-  constructor(db: Database) {
-    this.db = db;
-    this.state = captureState(db);
-    this.stmts = {
-      tombstone: db.prepare('SELECT hlc, writer FROM sync_tombstones WHERE entity = ? AND entity_id = ?'),
-      addTombstone: db.prepare('INSERT OR IGNORE INTO sync_tombstones (entity, entity_id, hlc, writer) VALUES (?, ?, ?, ?)'),
-      version: db.prepare('SELECT hlc, writer FROM sync_versions WHERE entity = ? AND entity_id = ? AND field = ?'),
-      setVersion: db.prepare(
-        `INSERT INTO sync_versions (entity, entity_id, field, hlc, writer) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (entity, entity_id, field) DO UPDATE SET hlc = excluded.hlc, writer = excluded.writer
-            WHERE excluded.hlc > sync_versions.hlc OR (excluded.hlc = sync_versions.hlc AND excluded.writer > sync_versions.writer)`,
-      ),
-      slugRow: db.prepare('SELECT node_id, org_id, deleted_at FROM slugs WHERE slug = ?'),
-      insertSlug: db.prepare('INSERT INTO slugs (slug, org_id, node_id, minted_at) VALUES (?, ?, ?, ?)'),
-      tombstoneSlug: db.prepare('UPDATE slugs SET deleted_at = COALESCE(deleted_at, ?) WHERE slug = ?'),
-      reserveSlug: db.prepare('INSERT OR IGNORE INTO slugs (slug, org_id, node_id, minted_at, deleted_at) VALUES (?, ?, ?, ?, ?)'),
-      serialTaken: db.prepare('SELECT id FROM nodes WHERE org_id = ? AND serial = ? AND id <> ?').pluck(),
-      nodeOrg: db.prepare('SELECT org_id FROM nodes WHERE id = ?').pluck(),
-      exists: db.prepare('SELECT 1 FROM templates WHERE id = ?').pluck(),
-      batchExists: db.prepare('SELECT 1 FROM batches WHERE id = ?').pluck(),
-      maxOutbox: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM outbox_events').pluck(),
-      scanInsert: db.prepare(
-        `INSERT OR IGNORE INTO scan_events (node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash, sync_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      addCount: db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?'),
-    };
+  constructor(repo: ReplicationRepo, state: CaptureState) {
+    this.repo = repo;
+    this.state = state;
   }
 
   /**
@@ -107,19 +81,34 @@ export class ChangeApplier {
    */
   apply(change: SyncChangeT, ctx: ApplyContext): void {
     try {
-      this.db.transaction(() => this.applyOne(change, ctx))();
+      this.repo.savepoint(() => this.applyOne(change, ctx));
     } catch (err) {
       if (!(err instanceof Error && 'code' in err && String(err.code).startsWith('SQLITE_CONSTRAINT'))) throw err;
       ctx.conflict('not_applicable', { entity: change.entity, entity_id: change.entity_id, writer: change.writer, hlc: change.hlc, fields: change.fields, error: err.message });
     }
   }
 
+  /** Stores pushed scans once each (by global id) and raises scan_count; returns the new ones with their local ids. */
+  applyScans(scans: SyncScanT[], orgId: string): Array<SyncScanT & { local: number }> {
+    const counts = new Map<string, number>();
+    const added: Array<SyncScanT & { local: number }> = [];
+    for (const s of scans) {
+      if (this.repo.nodeOrg(s.node_id) !== orgId) continue; // node deleted (or never accepted) here
+      const local = this.repo.insertScan(orgId, s);
+      if (local === null) continue;
+      added.push({ ...s, local });
+      if (!s.is_bot) counts.set(s.node_id, (counts.get(s.node_id) ?? 0) + 1);
+    }
+    for (const [nodeId, n] of counts) this.repo.addScanCount(nodeId, n);
+    return added;
+  }
+
   private applyOne(change: SyncChangeT, ctx: ApplyContext): void {
     const spec = ENTITY_TABLES[change.entity];
     this.state.hlc.receive(change.hlc);
-    const dead = this.stmts.tombstone!.get(change.entity, change.entity_id) as { hlc: string; writer: string } | undefined;
+    const dead = this.repo.tombstone(change.entity, change.entity_id);
     if (change.op === 'delete') {
-      if (!dead) this.remove(change, spec.table, ctx);
+      if (!dead) this.remove(change, ctx);
       return;
     }
     if (dead) {
@@ -129,73 +118,42 @@ export class ChangeApplier {
       ctx.conflict('edit_after_delete', { entity: change.entity, entity_id: change.entity_id, writer: change.writer, hlc: change.hlc, fields: change.fields, deleted_by: dead.writer, deleted_hlc: dead.hlc });
       return;
     }
-    const row = this.orgOf(change.entity, change.entity_id);
-    if (row === undefined) this.insert(change, ctx);
-    else if (row === ctx.orgId) this.update(change, ctx);
+    const org = this.repo.orgOf(change.entity, spec.table, change.entity_id);
+    if (org === undefined) this.insert(change, ctx);
+    else if (org === ctx.orgId) this.update(change, ctx);
     // else: the id belongs to another organization here; a site cannot touch it.
   }
 
-  /** Stores pushed scans once each (by global id) and raises scan_count; returns the new ones with their local ids. */
-  applyScans(scans: SyncScanT[], orgId: string): Array<SyncScanT & { local: number }> {
-    const counts = new Map<string, number>();
-    const added: Array<SyncScanT & { local: number }> = [];
-    for (const s of scans) {
-      if (this.stmts.nodeOrg!.get(s.node_id) !== orgId) continue; // node deleted (or never accepted) here
-      const r = this.stmts.scanInsert!.run(s.node_id, orgId, s.ts, s.device_type, s.os, s.browser, s.country, s.source, s.rule_id, s.outcome, s.is_bot, s.visitor_hash, s.id);
-      if (r.changes === 0) continue;
-      added.push({ ...s, local: Number(r.lastInsertRowid) });
-      if (!s.is_bot) counts.set(s.node_id, (counts.get(s.node_id) ?? 0) + 1);
-    }
-    for (const [nodeId, n] of counts) this.stmts.addCount!.run(n, nodeId);
-    return added;
-  }
-
-  private orgOf(entity: EntityName, entityId: string): string | undefined {
-    if (entity === 'rule') {
-      const nodeId = this.stmt('SELECT node_id FROM rules WHERE id = ?').pluck().get(entityId) as string | undefined;
-      return nodeId === undefined ? undefined : ((this.stmts.nodeOrg!.get(nodeId) as string | undefined) ?? '');
-    }
-    return this.stmt(`SELECT org_id FROM ${ENTITY_TABLES[entity].table} WHERE id = ?`).pluck().get(entityId) as string | undefined;
-  }
-
-  private remove(change: SyncChangeT, table: string, ctx: ApplyContext): void {
-    const org = this.orgOf(change.entity, change.entity_id);
+  private remove(change: SyncChangeT, ctx: ApplyContext): void {
+    const spec = ENTITY_TABLES[change.entity];
+    const org = this.repo.orgOf(change.entity, spec.table, change.entity_id);
     if (org !== undefined && org !== ctx.orgId) return;
-    this.stmts.addTombstone!.run(change.entity, change.entity_id, change.hlc, change.writer);
-    if (org !== undefined) this.logLaterWrites(change, ctx);
+    if (org !== undefined) this.logLaterEdits(change, ctx);
+    this.repo.addTombstone(change.entity, change.entity_id, change);
     this.as(change, () => {
-      if (change.entity === 'node' && typeof change.fields.slug === 'string') {
-        // The slug stays tombstoned everywhere, even where the node never arrived.
-        this.stmts.reserveSlug!.run(change.fields.slug, ctx.orgId, change.entity_id, ctx.now, ctx.now);
-        this.stmts.tombstoneSlug!.run(ctx.now, change.fields.slug);
-      }
-      if (org !== undefined) this.stmt(`DELETE FROM ${table} WHERE id = ?`).run(change.entity_id);
+      if (change.entity === 'node' && typeof change.fields.slug === 'string') this.repo.tombstoneSlug(change.fields.slug, ctx.orgId, change.entity_id, ctx.now);
+      if (org !== undefined) this.repo.deleteRow(spec.table, change.entity_id);
     });
     if (org !== undefined) ctx.applied?.(change, 'deleted');
   }
 
   /**
-   * Writes made after this delete (by HLC) that arrived before it are lost with the entity: log
-   * them as edits after the delete, like those arriving later (which of the two reaches a side
-   * first must not decide whether a lost edit is reported). A node's rules count as its writes.
+   * A delete arriving after edits that were made after it (by HLC): the edits lose all the same
+   * (delete is final) and are logged, as they would have been had they arrived after the delete.
    */
-  private logLaterWrites(del: SyncChangeT, ctx: ApplyContext): void {
-    const later = this.stmt(
-      `SELECT entity, entity_id, hlc, writer, fields FROM sync_outbox
-        WHERE op = 'upsert' AND hlc > ? AND writer <> ?
-          AND ((entity = ? AND entity_id = ?) OR (? = 'node' AND entity = 'rule' AND entity_id IN (SELECT id FROM rules WHERE node_id = ?)))
-        ORDER BY seq`,
-    ).all(del.hlc, del.writer, del.entity, del.entity_id, del.entity, del.entity_id) as Array<{ entity: string; entity_id: string; hlc: string; writer: string; fields: string }>;
-    for (const w of later) {
-      ctx.conflict('edit_after_delete', {
-        entity: w.entity,
-        entity_id: w.entity_id,
-        writer: w.writer,
-        hlc: w.hlc,
-        fields: JSON.parse(w.fields) as unknown,
-        deleted_by: del.writer,
-        deleted_hlc: del.hlc,
-      });
+  private logLaterEdits(change: SyncChangeT, ctx: ApplyContext): void {
+    const later = this.repo.versionsAfter(change.entity, change.entity_id, change);
+    if (later.length === 0) return;
+    const row = this.repo.row(ENTITY_TABLES[change.entity].table, change.entity_id) ?? {};
+    const edits = new Map<string, { writer: string; hlc: string; fields: Record<string, Value> }>();
+    for (const v of later) {
+      const key = `${v.hlc}/${v.writer}`;
+      const edit = edits.get(key) ?? { writer: v.writer, hlc: v.hlc, fields: {} };
+      edit.fields[v.field] = row[v.field] ?? null;
+      edits.set(key, edit);
+    }
+    for (const e of edits.values()) {
+      ctx.conflict('edit_after_delete', { entity: change.entity, entity_id: change.entity_id, ...e, deleted_by: change.writer, deleted_hlc: change.hlc });
     }
   }
 
@@ -205,7 +163,8 @@ export class ChangeApplier {
     for (const c of spec.cols) f[c] = change.fields[c] ?? null;
     // An edit of something this side never had (e.g. a node refused for its slug): nothing to edit.
     if (spec.required.some((c) => f[c] === null || f[c] === undefined)) return;
-    const extra: Record<string, Value> = {};
+    const extra: Record<string, Value> = { org_id: ctx.orgId };
+    let slugToInsert: string | null = null;
     switch (change.entity) {
       case 'node': {
         const slug = String(f.slug);
@@ -214,54 +173,44 @@ export class ChangeApplier {
           ctx.conflict(refused, { entity_id: change.entity_id, slug, writer: change.writer, hlc: change.hlc, fields: change.fields });
           return;
         }
-        const taken = this.stmts.slugRow!.get(slug) as { node_id: string; deleted_at: string | null } | undefined;
-        if (taken && taken.node_id !== change.entity_id) {
-          ctx.conflict('slug_duplicate', { entity_id: change.entity_id, slug, holder: taken.node_id, writer: change.writer, hlc: change.hlc, fields: change.fields });
+        const holder = this.repo.slugHolder(slug);
+        if (holder !== undefined && holder !== change.entity_id) {
+          ctx.conflict('slug_duplicate', { entity_id: change.entity_id, slug, holder, writer: change.writer, hlc: change.hlc, fields: change.fields });
           return;
         }
-        if (f.serial !== null && this.stmts.serialTaken!.get(ctx.orgId, f.serial, change.entity_id)) {
+        if (f.serial !== null && this.repo.serialTaken(ctx.orgId, f.serial!, change.entity_id)) {
           // Serials are printed labels, never refused: both nodes keep theirs (migration 055 made
           // serials non-unique for this).
           ctx.conflict('serial_clash', { entity_id: change.entity_id, serial: f.serial, writer: change.writer, hlc: change.hlc });
         }
-        if (f.template_id !== null && !this.stmts.exists!.get(f.template_id)) f.template_id = null;
-        if (f.batch_id !== null && !this.stmts.batchExists!.get(f.batch_id)) f.batch_id = null;
-        extra.org_id = ctx.orgId;
-        this.as(change, () => {
-          if (!taken) this.stmts.insertSlug!.run(slug, ctx.orgId, change.entity_id, f.created_at);
-        });
+        if (f.template_id !== null && !this.repo.templateExists(f.template_id!)) f.template_id = null;
+        if (f.batch_id !== null && !this.repo.batchExists(f.batch_id!)) f.batch_id = null;
+        if (holder === undefined) slugToInsert = slug;
         break;
       }
       case 'rule':
-        if (this.stmts.nodeOrg!.get(f.node_id) !== ctx.orgId) {
-          // A rule of a deleted node is an edit after its delete: logged, not applied, and the
-          // rule is dead too, so its later edits are logged the same way.
-          const nodeDead = this.stmts.tombstone!.get('node', f.node_id) as { hlc: string; writer: string } | undefined;
-          if (nodeDead) {
-            this.stmts.addTombstone!.run('rule', change.entity_id, nodeDead.hlc, nodeDead.writer);
-            ctx.conflict('edit_after_delete', { entity: 'rule', entity_id: change.entity_id, node_id: f.node_id, writer: change.writer, hlc: change.hlc, fields: change.fields, deleted_by: nodeDead.writer, deleted_hlc: nodeDead.hlc });
-          }
-          return;
-        }
+        if (this.repo.nodeOrg(String(f.node_id)) !== ctx.orgId) return;
+        delete extra.org_id;
         break;
       case 'batch':
-        if (f.template_id !== null && !this.stmts.exists!.get(f.template_id)) f.template_id = null;
+        if (f.template_id !== null && !this.repo.templateExists(f.template_id!)) f.template_id = null;
         // Batches travel once generated: they arrive ready, their nodes with them.
-        Object.assign(extra, { org_id: ctx.orgId, status: 'ready', nodes_generated: f.quantity, updated_at: f.created_at });
+        Object.assign(extra, { status: 'ready', nodes_generated: f.quantity!, updated_at: f.created_at! });
         break;
       case 'webhook':
         // Only events after its arrival here are delivered (from this instance's own outbox).
-        Object.assign(extra, { org_id: ctx.orgId, start_seq: this.stmts.maxOutbox!.get() as number });
+        extra.start_seq = this.repo.maxEventSeq();
         break;
       default:
-        extra.org_id = ctx.orgId;
     }
     const cols = ['id', ...spec.cols, ...Object.keys(extra)];
-    const values = [change.entity_id, ...spec.cols.map((c) => f[c]), ...Object.values(extra)];
+    const values = [change.entity_id, ...spec.cols.map((c) => f[c]!), ...Object.values(extra)];
     this.as(change, () => {
-      this.stmt(`INSERT INTO ${spec.table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`).run(...values);
+      const minted = typeof change.fields.minted_at === 'string' ? change.fields.minted_at : String(f.created_at);
+      if (slugToInsert) this.repo.insertSlug(slugToInsert, ctx.orgId, change.entity_id, minted);
+      this.repo.insertRow(spec.table, cols, values);
     });
-    for (const c of spec.cols) this.stmts.setVersion!.run(change.entity, change.entity_id, c, change.hlc, change.writer);
+    for (const c of spec.cols) this.repo.setVersion(change.entity, change.entity_id, c, change);
     ctx.applied?.(change, 'created');
   }
 
@@ -271,21 +220,20 @@ export class ChangeApplier {
     for (const [field, value] of Object.entries(change.fields)) {
       if (!(spec.cols as readonly string[]).includes(field) || field === 'slug' || field === 'created_at') continue;
       if (value === undefined) continue;
-      const v = this.stmts.version!.get(change.entity, change.entity_id, field) as { hlc: string; writer: string } | undefined;
+      const v = this.repo.version(change.entity, change.entity_id, field);
       if (v && !newer(change, v)) continue;
       won.push(field);
     }
     if (won.length === 0) return;
-    const refs: Record<string, Statement | undefined> = { template_id: this.stmts.exists, batch_id: this.stmts.batchExists };
-    const values = won.map((f) => {
-      const v = change.fields[f] ?? null;
-      const ref = refs[f];
-      return ref && v !== null && !ref.get(v) ? null : v;
+    const values = won.map((field) => {
+      const v = change.fields[field] ?? null;
+      // A reference to something this side does not have is cleared (as its deletion would).
+      if (v !== null && field === 'template_id' && !this.repo.templateExists(v)) return null;
+      if (v !== null && field === 'batch_id' && !this.repo.batchExists(v)) return null;
+      return v;
     });
-    this.as(change, () => {
-      this.stmt(`UPDATE ${spec.table} SET ${won.map((f) => `${f} = ?`).join(', ')} WHERE id = ?`).run(...values, change.entity_id);
-    });
-    for (const f of won) this.stmts.setVersion!.run(change.entity, change.entity_id, f, change.hlc, change.writer);
+    this.as(change, () => this.repo.updateRow(spec.table, change.entity_id, won, values));
+    for (const field of won) this.repo.setVersion(change.entity, change.entity_id, field, change);
     ctx.applied?.(change, 'updated');
   }
 
@@ -297,14 +245,5 @@ export class ChangeApplier {
     } finally {
       this.state.applying = null;
     }
-  }
-
-  private stmt(sql: string): Statement {
-    let s = this.cache.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.cache.set(sql, s);
-    }
-    return s;
   }
 }

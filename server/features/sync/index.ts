@@ -10,7 +10,7 @@ import type { RemoteApi } from './client.ts';
 import { InstanceIdentity } from './identity.ts';
 import { Pairing, startupClient } from './pairing.ts';
 import { LeaseRegistry } from './registry.ts';
-import { SyncRepo } from './repo.ts';
+import { ReplicationRepo, SyncRepo } from './repo.ts';
 import { SiteSync, type SyncLogger } from './site.ts';
 import { SyncWorker, type SyncWorkerOptions } from './worker.ts';
 
@@ -50,9 +50,10 @@ export function createSync({ db, clock, outbox, logger, dataDir, secrets, config
   const registry = new LeaseRegistry(repo, clock);
   const capture = captureState(db);
   capture.now = () => clock.now();
-  const applier = new ChangeApplier(db);
-  const changes = new SiteChanges(db, repo);
-  const remoteChanges = new RemoteChanges(db, repo, registry, applier, () => new Date(clock.now()).toISOString());
+  const rows = new ReplicationRepo(db);
+  const applier = new ChangeApplier(rows, capture);
+  const changes = new SiteChanges(rows, repo, capture);
+  const remoteChanges = new RemoteChanges({ rows, repo, registry, applier, capture, now: () => new Date(clock.now()).toISOString() });
   const initial = config.client ? { client: config.client, from: 'flag' as const } : startupClient(repo, secrets, config);
   const client = initial?.client;
   const site = new SiteSync({

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Database, Statement } from 'better-sqlite3';
 import { BLOCK_SIZE } from '../slugs/allocator.ts';
 
 export interface SiteRow {
@@ -223,5 +223,257 @@ export class SyncRepo {
   /** Slugs that batches still waiting or generating will take from the reserve. */
   pendingBatchDemand(): number {
     return this.stmts.pendingBatchDemand.get() as number;
+  }
+}
+
+export interface Version {
+  hlc: string;
+  writer: string;
+}
+
+export interface OutboxRow {
+  seq: number;
+  entity: 'node' | 'rule' | 'template' | 'webhook' | 'batch' | 'api_key';
+  entity_id: string;
+  op: 'upsert' | 'delete';
+  fields: string;
+  hlc: string;
+  writer: string;
+  group_id: string | null;
+  hold: string | null;
+}
+
+export interface ScanRow {
+  id: number;
+  node_id: string;
+  ts: number;
+  device_type: string;
+  os: string;
+  browser: string | null;
+  country: string | null;
+  source: string;
+  rule_id: string | null;
+  outcome: string;
+  is_bot: number;
+  visitor_hash: string;
+  /** The incarnation that recorded it (sync_scan_epochs), null before any epoch. */
+  writer: string | null;
+}
+
+type Value = string | number | null;
+
+/**
+ * All SQL of push and pull: the change outbox (the site's queue, the remote's feed), versions and
+ * tombstones, and the row writes of the apply path. Table and column names come from the fixed
+ * entity list in apply.ts, never from the wire.
+ */
+export class ReplicationRepo {
+  private readonly db: Database;
+  private readonly stmts;
+  private readonly cache = new Map<string, Statement>();
+
+  constructor(db: Database) {
+    this.db = db;
+    this.stmts = {
+      tombstone: db.prepare('SELECT hlc, writer FROM sync_tombstones WHERE entity = ? AND entity_id = ?'),
+      addTombstone: db.prepare('INSERT OR IGNORE INTO sync_tombstones (entity, entity_id, hlc, writer) VALUES (?, ?, ?, ?)'),
+      version: db.prepare('SELECT hlc, writer FROM sync_versions WHERE entity = ? AND entity_id = ? AND field = ?'),
+      versionsAfter: db.prepare(
+        'SELECT field, hlc, writer FROM sync_versions WHERE entity = ? AND entity_id = ? AND (hlc > ? OR (hlc = ? AND writer > ?)) ORDER BY hlc, writer, field',
+      ),
+      setVersion: db.prepare(
+        `INSERT INTO sync_versions (entity, entity_id, field, hlc, writer) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (entity, entity_id, field) DO UPDATE SET hlc = excluded.hlc, writer = excluded.writer
+            WHERE excluded.hlc > sync_versions.hlc OR (excluded.hlc = sync_versions.hlc AND excluded.writer > sync_versions.writer)`,
+      ),
+      slugHolder: db.prepare('SELECT node_id FROM slugs WHERE slug = ?').pluck(),
+      insertSlug: db.prepare('INSERT INTO slugs (slug, org_id, node_id, minted_at) VALUES (?, ?, ?, ?)'),
+      reserveSlug: db.prepare('INSERT OR IGNORE INTO slugs (slug, org_id, node_id, minted_at, deleted_at) VALUES (?, ?, ?, ?, ?)'),
+      tombstoneSlug: db.prepare('UPDATE slugs SET deleted_at = COALESCE(deleted_at, ?) WHERE slug = ?'),
+      serialTaken: db.prepare('SELECT 1 FROM nodes WHERE org_id = ? AND serial = ? AND id <> ?').pluck(),
+      nodeOrg: db.prepare('SELECT org_id FROM nodes WHERE id = ?').pluck(),
+      ruleNode: db.prepare('SELECT node_id FROM rules WHERE id = ?').pluck(),
+      templateExists: db.prepare('SELECT 1 FROM templates WHERE id = ?').pluck(),
+      batchExists: db.prepare('SELECT 1 FROM batches WHERE id = ?').pluck(),
+      batchStatus: db.prepare('SELECT status FROM batches WHERE id = ?').pluck(),
+      maxEventSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM outbox_events').pluck(),
+      insertScan: db.prepare(
+        `INSERT OR IGNORE INTO scan_events (node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash, sync_id)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      ),
+      addScanCount: db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?'),
+      // site side
+      pendingCount: db.prepare('SELECT COUNT(*) FROM sync_outbox WHERE pushed = 0').pluck(),
+      pending: db.prepare('SELECT * FROM sync_outbox WHERE pushed = 0 ORDER BY seq LIMIT ?'),
+      pendingGroupEnd: db.prepare('SELECT MAX(seq) FROM sync_outbox WHERE group_id = ? AND pushed = 0').pluck(),
+      pendingHoldEnd: db.prepare('SELECT MAX(seq) FROM sync_outbox WHERE hold = ? AND pushed = 0').pluck(),
+      pendingBetween: db.prepare('SELECT * FROM sync_outbox WHERE seq > ? AND seq <= ? AND pushed = 0 ORDER BY seq'),
+      markPushed: db.prepare('UPDATE sync_outbox SET pushed = 1 WHERE pushed = 0 AND seq <= ?'),
+      rewind: db.prepare("UPDATE sync_outbox SET pushed = 0 WHERE pulled = 0 AND entity <> 'api_key' AND seq > ?"),
+      scansAfter: db.prepare(
+        `SELECT id, node_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash,
+                (SELECT writer FROM sync_scan_epochs WHERE first_id <= scan_events.id ORDER BY first_id DESC LIMIT 1) AS writer
+           FROM scan_events WHERE id > ? AND sync_id IS NULL ORDER BY id LIMIT ?`,
+      ),
+      maxScanId: db.prepare('SELECT COALESCE(MAX(id), 0) FROM scan_events').pluck(),
+      setScanEpoch: db.prepare('INSERT OR REPLACE INTO sync_scan_epochs (first_id, writer) VALUES (?, ?)'),
+      hasScanEpoch: db.prepare('SELECT 1 FROM sync_scan_epochs LIMIT 1').pluck(),
+      // remote side
+      pushState: db.prepare('SELECT last_seq FROM sync_push_state WHERE site_id = ? AND incarnation = ?').pluck(),
+      setPushState: db.prepare(
+        `INSERT INTO sync_push_state (site_id, incarnation, last_seq) VALUES (?, ?, ?)
+           ON CONFLICT (site_id, incarnation) DO UPDATE SET last_seq = excluded.last_seq`,
+      ),
+      feedHead: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM sync_outbox WHERE org_id = ?').pluck(),
+      feedAfter: db.prepare('SELECT * FROM sync_outbox WHERE seq > ? AND org_id = ? ORDER BY seq LIMIT ?'),
+      groupEnd: db.prepare('SELECT MAX(seq) FROM sync_outbox WHERE group_id = ?').pluck(),
+      feedBetween: db.prepare('SELECT * FROM sync_outbox WHERE seq > ? AND seq <= ? AND org_id = ? ORDER BY seq'),
+    };
+  }
+
+  /** Runs `fn` in a savepoint (inside the caller's transaction): it is undone alone if it throws. */
+  savepoint(fn: () => void): void {
+    this.db.transaction(fn)();
+  }
+
+  // ---- versions and tombstones ----
+  tombstone(entity: string, id: string): Version | undefined {
+    return this.stmts.tombstone.get(entity, id) as Version | undefined;
+  }
+  addTombstone(entity: string, id: string, v: Version): void {
+    this.stmts.addTombstone.run(entity, id, v.hlc, v.writer);
+  }
+  version(entity: string, id: string, field: string): Version | undefined {
+    return this.stmts.version.get(entity, id, field) as Version | undefined;
+  }
+  /** The fields of an entity last written after `v` (edits made after a delete that arrived later). */
+  versionsAfter(entity: string, id: string, v: Version): Array<Version & { field: string }> {
+    return this.stmts.versionsAfter.all(entity, id, v.hlc, v.hlc, v.writer) as Array<Version & { field: string }>;
+  }
+  row(table: string, id: string): Record<string, Value> | undefined {
+    return this.stmt(`SELECT * FROM ${table} WHERE id = ?`).get(id) as Record<string, Value> | undefined;
+  }
+  /** Records a field's version unless the stored one is newer. */
+  setVersion(entity: string, id: string, field: string, v: Version): void {
+    this.stmts.setVersion.run(entity, id, field, v.hlc, v.writer);
+  }
+
+  // ---- rows of the apply path ----
+  /** The organization of an entity row (a rule's is its node's; '' if that node is gone); undefined: no row. */
+  orgOf(entity: string, table: string, id: string): string | undefined {
+    if (entity === 'rule') {
+      const nodeId = this.stmts.ruleNode.get(id) as string | undefined;
+      return nodeId === undefined ? undefined : ((this.stmts.nodeOrg.get(nodeId) as string | undefined) ?? '');
+    }
+    return this.stmt(`SELECT org_id FROM ${table} WHERE id = ?`).pluck().get(id) as string | undefined;
+  }
+  nodeOrg(nodeId: string): string | undefined {
+    return this.stmts.nodeOrg.get(nodeId) as string | undefined;
+  }
+  insertRow(table: string, cols: string[], values: Value[]): void {
+    this.stmt(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`).run(...values);
+  }
+  updateRow(table: string, id: string, cols: string[], values: Value[]): void {
+    this.stmt(`UPDATE ${table} SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...values, id);
+  }
+  deleteRow(table: string, id: string): void {
+    this.stmt(`DELETE FROM ${table} WHERE id = ?`).run(id);
+  }
+  slugHolder(slug: string): string | undefined {
+    return this.stmts.slugHolder.get(slug) as string | undefined;
+  }
+  insertSlug(slug: string, orgId: string, nodeId: string, at: string): void {
+    this.stmts.insertSlug.run(slug, orgId, nodeId, at);
+  }
+  /** The slug stays tombstoned, also where its node never arrived. */
+  tombstoneSlug(slug: string, orgId: string, nodeId: string, at: string): void {
+    this.stmts.reserveSlug.run(slug, orgId, nodeId, at, at);
+    this.stmts.tombstoneSlug.run(at, slug);
+  }
+  serialTaken(orgId: string, serial: Value, nodeId: string): boolean {
+    return this.stmts.serialTaken.get(orgId, serial, nodeId) !== undefined;
+  }
+  templateExists(id: Value): boolean {
+    return this.stmts.templateExists.get(id) !== undefined;
+  }
+  batchExists(id: Value): boolean {
+    return this.stmts.batchExists.get(id) !== undefined;
+  }
+  batchStatus(id: string): string | undefined {
+    return this.stmts.batchStatus.get(id) as string | undefined;
+  }
+  maxEventSeq(): number {
+    return this.stmts.maxEventSeq.get() as number;
+  }
+  /** Inserts a pushed scan unless its global id is stored already; returns its local id, or null. */
+  insertScan(orgId: string, s: Omit<ScanRow, 'id' | 'writer'> & { id: string }): number | null {
+    const r = this.stmts.insertScan.run(s.node_id, orgId, s.ts, s.device_type, s.os, s.browser, s.country, s.source, s.rule_id, s.outcome, s.is_bot, s.visitor_hash, s.id);
+    return r.changes === 0 ? null : Number(r.lastInsertRowid);
+  }
+  addScanCount(nodeId: string, n: number): void {
+    this.stmts.addScanCount.run(n, nodeId);
+  }
+
+  // ---- site side: the queue ----
+  pendingCount(): number {
+    return this.stmts.pendingCount.get() as number;
+  }
+  pending(limit: number): OutboxRow[] {
+    return this.stmts.pending.all(limit) as OutboxRow[];
+  }
+  /** The last pending seq of a transaction group or of a batch's rows. */
+  pendingEnd(by: 'group' | 'hold', key: string): number {
+    return ((by === 'group' ? this.stmts.pendingGroupEnd : this.stmts.pendingHoldEnd).get(key) as number | null) ?? 0;
+  }
+  pendingBetween(after: number, upTo: number): OutboxRow[] {
+    return this.stmts.pendingBetween.all(after, upTo) as OutboxRow[];
+  }
+  markPushed(upTo: number): void {
+    this.stmts.markPushed.run(upTo);
+  }
+  /** This site's own rows after `seq` are pending again (API keys and pulled rows never are). */
+  rewind(after: number): void {
+    this.stmts.rewind.run(after);
+  }
+  scansAfter(after: number, limit: number): ScanRow[] {
+    return this.stmts.scansAfter.all(after, limit) as ScanRow[];
+  }
+  maxScanId(): number {
+    return this.stmts.maxScanId.get() as number;
+  }
+  setScanEpoch(firstId: number, writer: string): void {
+    this.stmts.setScanEpoch.run(firstId, writer);
+  }
+  hasScanEpoch(): boolean {
+    return this.stmts.hasScanEpoch.get() !== undefined;
+  }
+
+  // ---- remote side: push state and the feed ----
+  pushState(siteId: string, incarnation: string): number | undefined {
+    return this.stmts.pushState.get(siteId, incarnation) as number | undefined;
+  }
+  setPushState(siteId: string, incarnation: string, lastSeq: number): void {
+    this.stmts.setPushState.run(siteId, incarnation, lastSeq);
+  }
+  feedHead(orgId: string): number {
+    return this.stmts.feedHead.get(orgId) as number;
+  }
+  feedAfter(after: number, orgId: string, limit: number): OutboxRow[] {
+    return this.stmts.feedAfter.all(after, orgId, limit) as OutboxRow[];
+  }
+  groupEnd(groupId: string): number {
+    return (this.stmts.groupEnd.get(groupId) as number | null) ?? 0;
+  }
+  feedBetween(after: number, upTo: number, orgId: string): OutboxRow[] {
+    return this.stmts.feedBetween.all(after, upTo, orgId) as OutboxRow[];
+  }
+
+  private stmt(sql: string): Statement {
+    let s = this.cache.get(sql);
+    if (!s) {
+      s = this.db.prepare(sql);
+      this.cache.set(sql, s);
+    }
+    return s;
   }
 }
