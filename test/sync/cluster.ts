@@ -291,13 +291,13 @@ export const LOCAL_COLUMNS: Record<string, string[]> = {
 };
 
 /**
- * Columns compared by a property rather than by value. A slug row's times are not replicated:
- * a receiving side stamps minted_at with the node's created_at (the origin minted it a moment
- * before creating the node) and deleted_at with its own clock when it learns of the delete. So
- * only "tombstoned or not" is the same everywhere (reported to the lead in sync-proof's report).
+ * Columns compared by a property rather than by value. A slug's deleted_at is not replicated: a
+ * receiving side stamps it with its own clock when it learns of the delete (the delete change
+ * does not carry the time), so only "tombstoned or not" is the same everywhere (reported to the
+ * lead in sync-proof's report; minted_at travels since migration 056 and is compared as is).
  */
 const NORMALIZE: Record<string, Record<string, (v: unknown) => unknown>> = {
-  slugs: { deleted_at: (v) => (v === null ? null : 'tombstoned'), minted_at: (v) => (v === null ? null : 'minted') },
+  slugs: { deleted_at: (v) => (v === null ? null : 'tombstoned') },
 };
 
 /** The synced state of an instance: table → id → row without its local columns. */

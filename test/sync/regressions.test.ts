@@ -46,9 +46,9 @@ const scenarios: Array<{ title: string; steps: Case['steps']; processes?: boolea
   {
     // Found by the process variant (seed -635811910, v1 generators, path 2:2:4:1:3:1, replayPath
     // p:B): a batch at the remote, then nothing else. The pulled slug rows carried minted_at = the
-    // node's created_at, a millisecond after the remote minted them. Slug times are compared as
-    // present/absent since (cluster.ts NORMALIZE); reported.
-    title: 'slug rows of pulled nodes are the same as at the remote (times aside), real processes',
+    // node's created_at, a millisecond after the remote minted them (fixed on sync-core: the
+    // creation carries minted_at, migration 056).
+    title: 'slug rows of pulled nodes are the same as at the remote, minted_at included (real processes)',
     processes: true,
     steps: [s.batch(0, 9), s.fault(2, 'drop-request', 'push')],
   },
