@@ -8,7 +8,8 @@ import { syncProperty } from './model.ts';
  * creates, edits, deletes, batches, scans, partitions, wire faults (drops after commit, resets
  * mid-body, duplicates, latency), restarts and clock ticks; then quiet, and every invariant of
  * docs/sync.md checked (see model.ts). A failing run prints its seed and path: keep it in
- * regressions.test.ts. SYNC_MODEL_RUNS / SYNC_MODEL_PROCESS_RUNS raise the number of runs.
+ * regressions.test.ts. SYNC_MODEL_RUNS / SYNC_MODEL_PROCESS_RUNS raise the number of runs;
+ * `node test/sync/explore.ts 200 [--processes]` hunts seeds without vitest's time limit.
  */
 
 /** Push/pull are built on another branch; until the remote has them this test has nothing to run. */
