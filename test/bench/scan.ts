@@ -112,6 +112,8 @@ interface Figures {
   /** Server CPU time (all threads) per answered request, microseconds. */
   cpuPerRequest: number;
   errors: number;
+  /** CPU pressure at the end of the run (/proc/pressure/cpu "some" avg10, %): the benchmark's own two processes plus other jobs. */
+  pressure: number;
 }
 
 /** CPU seconds (user + system, all threads) a process has used so far, from /proc (Linux). */
@@ -120,6 +122,16 @@ function cpuSeconds(pid: number | undefined): number {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Share of the last 10 s in which some task waited for a CPU (Linux PSI); NaN if unavailable. */
+function cpuPressure(): number {
+  try {
+    const m = /some avg10=([\d.]+)/.exec(readFileSync('/proc/pressure/cpu', 'utf8'));
+    return m ? Number(m[1]) : Number.NaN;
   } catch {
     return Number.NaN;
   }
@@ -155,6 +167,7 @@ async function load(port: number, slugs: string[], pid?: number): Promise<Figure
     cutOff: result.requests.sent - result.requests.total,
     cpuPerRequest: (cpu / result.requests.total) * 1e6,
     errors: result.errors + result.timeouts + result.non2xx - redirects,
+    pressure: cpuPressure(),
   };
 }
 
@@ -175,13 +188,13 @@ try {
     const bare = await startChild(['bare']);
     bareRounds.push(await load(bare.port, slugs, bare.child.pid));
     await stopChild(bare.child);
-    const scan = await startChild(['scan', dir, 'full']);
-    scanRounds.push(await load(scan.port, slugs, scan.child.pid));
-    await stopChild(scan.child);
-    if (withNormal) {
-      const normal = await startChild(['scan', dir, 'normal']);
-      normalRounds.push(await load(normal.port, slugs, normal.child.pid));
-      await stopChild(normal.child);
+    // FULL and NORMAL swap places every round: the later run meets a bigger database and
+    // whatever the machine does next, which showed as a bias of its own in A/B runs.
+    const order: Array<'full' | 'normal'> = !withNormal ? ['full'] : round % 2 === 0 ? ['full', 'normal'] : ['normal', 'full'];
+    for (const sync of order) {
+      const server = await startChild(['scan', dir, sync]);
+      (sync === 'full' ? scanRounds : normalRounds).push(await load(server.port, slugs, server.child.pid));
+      await stopChild(server.child);
     }
   }
   const median = (xs: Figures[]): Figures => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)] as Figures;
@@ -203,7 +216,9 @@ try {
   for (let i = 0; i < rounds; i++) {
     const b = bareRounds[i] as Figures;
     const w = scanRounds[i] as Figures;
-    console.log(`round ${i + 1}: bare ${b.rps.toFixed(0)} req/s (${b.cpuPerRequest.toFixed(0)} µs CPU/req), waymark ${w.rps.toFixed(0)} req/s (p99 ${w.p99} ms, ${w.cpuPerRequest.toFixed(0)} µs CPU/req)`);
+    const n = normalRounds[i];
+    console.log(`round ${i + 1} (CPU pressure ${b.pressure.toFixed(0)}/${w.pressure.toFixed(0)}%): bare ${b.rps.toFixed(0)} req/s (${b.cpuPerRequest.toFixed(0)} µs CPU/req), waymark ${w.rps.toFixed(0)} req/s (p99 ${w.p99} ms, ${w.cpuPerRequest.toFixed(0)} µs CPU/req)` +
+      (n ? `, at NORMAL ${n.rps.toFixed(0)} req/s (p99 ${n.p99} ms, ${n.cpuPerRequest.toFixed(0)} µs CPU/req)` : ''));
   }
   const row = (name: string, f: Figures) =>
     `${name.padEnd(22)} ${f.rps.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   server CPU ${f.cpuPerRequest.toFixed(0)} µs/request   ${f.total} requests, ${f.redirects} × 302, ${f.errors} other`;
@@ -224,6 +239,11 @@ try {
   const ok = served > 0 && measuredScans >= served && measuredScans <= served + cutOff && events === recorded && countSum === recorded;
   console.log(ok ? 'count check: OK (every 302 has its scan event)' : 'count check: MISMATCH');
   console.log(ratio >= 0.5 && scanFigures.p99 <= 10 ? 'target: met' : 'target: NOT met');
+  const busiest = Math.max(...[...bareRounds, ...scanRounds].map((f) => f.pressure));
+  if (busiest > 80) {
+    // The bare server is CPU-bound and loses most to other jobs; the scan server waits on fsyncs.
+    console.log(`machine busy (CPU pressure up to ${busiest.toFixed(0)} %): the req/s ratio flatters the scan server; compare the CPU ratio`);
+  }
   if (!ok) process.exitCode = 1;
 } finally {
   rmSync(dir, { recursive: true, force: true });

@@ -292,6 +292,25 @@ describe('what is recorded', () => {
     expect(dump).not.toContain('81.2.69.142');
     expect(dump).not.toContain('2a01:e0a');
   });
+
+  it('keeps one visitor key all UTC day and a new one (new salt) from midnight UTC', async () => {
+    const node = createNode('redirect', { url: 'https://example.com/day' });
+    const saltDay = () => db().prepare('SELECT day FROM scan_salt WHERE id = 1').pluck().get();
+    const start = clock.now();
+    try {
+      await scan(`/v/${node.slug}`, { ip: '198.51.100.7' });
+      clock.set('2026-11-23T23:59:59.999Z');
+      await scan(`/v/${node.slug}`, { ip: '198.51.100.7' });
+      clock.set('2026-11-24T00:00:00.000Z');
+      await scan(`/v/${node.slug}`, { ip: '198.51.100.7' });
+      expect(saltDay()).toBe('2026-11-24');
+    } finally {
+      clock.set(new Date(start).toISOString());
+    }
+    const keys = scanRows(node.id).map((r) => r.visitor_hash);
+    expect(keys[1]).toBe(keys[0]);
+    expect(keys[2]).not.toBe(keys[1]);
+  });
 });
 
 describe('rules at scan time', () => {

@@ -124,7 +124,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   const countryOf = deps.countryOf ?? createCountryLookup();
   const trustProxy = deps.config.trustProxy === true;
   const onError = deps.onError ?? ((err: unknown) => console.error('scan handler:', err));
-  let salt: { day: string; value: string } | null = null;
+  let salt: { day: string; from: number; to: number; value: string } | null = null;
   let pending: PendingScan[] = [];
   let scheduled = false;
   let inFlight = 0;
@@ -150,8 +150,11 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   const stopCheckpoints = deps.writer === 'worker' || deps.backgroundCheckpoints === false ? null : backgroundCheckpoints(deps.db, onError);
 
   function saltFor(at: number): string {
+    // Same UTC day as the cached salt: no date formatting per scan.
+    if (salt && at >= salt.from && at < salt.to) return salt.value;
     const day = utcDay(at);
-    if (salt?.day !== day) salt = { day, value: repo.saltFor(day, () => randomBytes(32).toString('base64url')) };
+    const from = Date.parse(`${day}T00:00:00.000Z`);
+    salt = { day, from, to: from + 86_400_000, value: repo.saltFor(day, () => randomBytes(32).toString('base64url')) };
     return salt.value;
   }
 

@@ -1,0 +1,113 @@
+/**
+ * Where a recorded scan's time goes in SQLite (issue 3, "Performance"): the real ScanWriter
+ * (scan_events row + node.scanned outbox row + scan_count, one transaction per batch of 50,
+ * as the scan handler's group commit) against, in the same run, the scan row alone (no outbox
+ * row), each at synchronous=FULL and NORMAL, and then the same with the per-node index
+ * scan_events_node_time dropped. 200 nodes, 200 000 scans recorded first so the tables and
+ * the index are not trivially small. Prints CPU and wall time per scan (medians of the rounds).
+ *
+ *   node test/bench/scan-writer.ts   (BENCH_SCANS per variant and round, default 20 000;
+ *                                     BENCH_ROUNDS, default 3)
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
+import { openDatabase } from '../../server/db/database.ts';
+import { ScanWriter, type ScanRecord } from '../../server/features/scans/writer.ts';
+
+const perRound = Number(process.env.BENCH_SCANS ?? 20_000);
+const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
+const batchSize = 50; // at most one scan per connection of the HTTP benchmark's 50
+
+const dir = mkdtempSync(join(tmpdir(), 'waymark-bench-writer-'));
+try {
+  const db = openDatabase(join(dir, 'waymark.db'));
+  const org = randomUUID();
+  const now = new Date().toISOString();
+  db.prepare('INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)').run(org, 'Bench', now);
+  const nodes: Array<{ id: string; slug: string }> = [];
+  const insertNode = db.prepare(
+    `INSERT INTO nodes (id, org_id, slug, label, function_type, payload_json, status, created_at, updated_at)
+     VALUES (?, ?, ?, ?, 'redirect', ?, 'active', ?, ?)`,
+  );
+  db.transaction(() => {
+    for (let i = 0; i < 200; i++) {
+      const node = { id: randomUUID(), slug: `B${String(i).padStart(7, '0')}` };
+      nodes.push(node);
+      insertNode.run(node.id, org, node.slug, `Bench ${i}`, JSON.stringify({ url: `https://example.com/${i}` }), now, now);
+    }
+  })();
+
+  let k = 0;
+  const batch = (): ScanRecord[] => {
+    const out: ScanRecord[] = [];
+    for (let i = 0; i < batchSize; i++) {
+      const node = nodes[(k++ * 7919) % nodes.length] as { id: string; slug: string };
+      out.push({
+        node_id: node.id, org_id: org, slug: node.slug, ts: Date.now(), device_type: 'mobile', os: 'ios', browser: 'Mobile Safari',
+        country: 'FR', source: 'qr', rule_id: null, outcome: 'redirect', is_bot: 0, visitor_hash: 'q1w2e3r4t5y6u7i8o9p0aa',
+      });
+    }
+    return out;
+  };
+
+  const writer = new ScanWriter(db);
+  // The scan row and the count only: what the writer does minus the node.scanned outbox row.
+  const insertScan = db.prepare(
+    `INSERT INTO scan_events (node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+  );
+  const addCount = db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?');
+  const rowOnly = db.transaction((scans: ScanRecord[]) => {
+    const counts = new Map<string, number>();
+    for (const s of scans) {
+      insertScan.run(s.node_id, s.org_id, s.ts, s.device_type, s.os, s.browser, s.country, s.source, s.rule_id, s.outcome, s.is_bot, s.visitor_hash);
+      counts.set(s.node_id, (counts.get(s.node_id) ?? 0) + 1);
+    }
+    for (const [id, n] of counts) addCount.run(n, id);
+  });
+
+  for (let i = 0; i < 200_000 / batchSize; i++) writer.write(batch());
+  db.pragma('wal_checkpoint(TRUNCATE)');
+
+  type Variant = { name: string; sync: 'FULL' | 'NORMAL'; write: (b: ScanRecord[]) => unknown };
+  const measure = (v: Variant): { cpu: number; wall: number } => {
+    db.pragma(`synchronous = ${v.sync}`);
+    const cpu0 = process.cpuUsage();
+    const t0 = process.hrtime.bigint();
+    for (let i = 0; i < perRound / batchSize; i++) {
+      v.write(batch());
+      // the app checkpoints in the background every second; here every 200 batches
+      if (i % 200 === 199) db.pragma('wal_checkpoint(PASSIVE)');
+    }
+    const wall = Number(process.hrtime.bigint() - t0) / 1000 / perRound;
+    const c = process.cpuUsage(cpu0);
+    db.pragma('wal_checkpoint(TRUNCATE)');
+    return { cpu: (c.user + c.system) / perRound, wall };
+  };
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+  const run = (variants: Variant[]) => {
+    const results = new Map<string, Array<{ cpu: number; wall: number }>>();
+    for (let r = 0; r < rounds; r++) for (const v of variants) results.set(v.name, [...(results.get(v.name) ?? []), measure(v)]);
+    for (const v of variants) {
+      const rs = results.get(v.name) ?? [];
+      console.log(
+        `${v.name.padEnd(46)} CPU ${median(rs.map((x) => x.cpu)).toFixed(1).padStart(5)} µs/scan   wall ${median(rs.map((x) => x.wall)).toFixed(1).padStart(6)} µs/scan`,
+      );
+    }
+  };
+  const variants = (suffix: string): Variant[] => [
+    { name: `ScanWriter (row + outbox + count), FULL${suffix}`, sync: 'FULL', write: (b) => writer.write(b) },
+    { name: `ScanWriter, NORMAL${suffix}`, sync: 'NORMAL', write: (b) => writer.write(b) },
+    { name: `scan row + count only (no outbox), FULL${suffix}`, sync: 'FULL', write: (b) => rowOnly.immediate(b) },
+    { name: `scan row + count only, NORMAL${suffix}`, sync: 'NORMAL', write: (b) => rowOnly.immediate(b) },
+  ];
+  console.log(`scan writer: batches of ${batchSize}, ${perRound} scans per variant and round, ${rounds} rounds (medians), 200 nodes, 200 000 scans before`);
+  run(variants(''));
+  db.exec('DROP INDEX scan_events_node_time');
+  run(variants(', no node index'));
+  db.close();
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}
