@@ -128,7 +128,11 @@ export class ChangeApplier {
     const spec = ENTITY_TABLES[change.entity];
     const org = this.repo.orgOf(change.entity, spec.table, change.entity_id);
     if (org !== undefined && org !== ctx.orgId) return;
-    if (org !== undefined) this.logLaterEdits(change, ctx);
+    if (org !== undefined) {
+      this.logLaterEdits(change, ctx);
+      // A node's rules go with it: rules created or edited after its delete are lost edits too.
+      if (change.entity === 'node') for (const ruleId of this.repo.ruleIdsOf(change.entity_id)) this.logLaterEdits({ ...change, entity: 'rule', entity_id: ruleId }, ctx);
+    }
     this.repo.addTombstone(change.entity, change.entity_id, change);
     this.as(change, () => {
       if (change.entity === 'node' && typeof change.fields.slug === 'string') this.repo.tombstoneSlug(change.fields.slug, ctx.orgId, change.entity_id, ctx.now);
@@ -189,7 +193,18 @@ export class ChangeApplier {
         break;
       }
       case 'rule':
-        if (this.repo.nodeOrg(String(f.node_id)) !== ctx.orgId) return;
+        if (this.repo.nodeOrg(String(f.node_id)) !== ctx.orgId) {
+          // A rule of a deleted node: dead too (so its later edits are logged like any edit of a
+          // deleted entity), and logged itself when it was made after the delete.
+          const nodeDead = this.repo.tombstone('node', String(f.node_id));
+          if (nodeDead) {
+            this.repo.addTombstone('rule', change.entity_id, nodeDead);
+            if (newer(change, nodeDead)) {
+              ctx.conflict('edit_after_delete', { entity: 'rule', entity_id: change.entity_id, node_id: f.node_id, writer: change.writer, hlc: change.hlc, fields: change.fields, deleted_by: nodeDead.writer, deleted_hlc: nodeDead.hlc });
+            }
+          }
+          return;
+        }
         delete extra.org_id;
         break;
       case 'batch':

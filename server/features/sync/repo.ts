@@ -378,6 +378,10 @@ export class ReplicationRepo {
     }
     return this.stmt(`SELECT org_id FROM ${table} WHERE id = ?`).pluck().get(id) as string | undefined;
   }
+  /** The rules of a node (they go with it when it is deleted). */
+  ruleIdsOf(nodeId: string): string[] {
+    return this.stmt('SELECT id FROM rules WHERE node_id = ?').pluck().all(nodeId) as string[];
+  }
   nodeOrg(nodeId: string): string | undefined {
     return this.stmts.nodeOrg.get(nodeId) as string | undefined;
   }
