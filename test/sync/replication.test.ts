@@ -323,7 +323,7 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     expect(scansOf(remote.dataDir)).toMatchObject({ total: 2, distinct: 2 });
   });
 
-  it('SIGKILL of the remote during a push (before and after it committed) loses nothing and applies nothing twice', async () => {
+  it('SIGKILL of the remote during a push (before and after it committed) and during a pull loses nothing and applies nothing twice', async () => {
     const remote = await startBusyRemote();
     const proxy = await startFaultProxy(remote.url);
     proxies.push(proxy);
@@ -344,5 +344,19 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
       expect(snapshot(site.dataDir)).toEqual(snapshot(remote.dataDir));
     }
     expect(scansOf(remote.dataDir)).toMatchObject({ total: 4, distinct: 4 });
+
+    // And during a pull: the remote dies with the page on its way; the site re-pulls it after the restart.
+    for (const fault of ['hold-request', 'hold-response'] as const) {
+      await ok(remoteApi(remote, 'POST', '/nodes', node(`remote-${fault}`)), 201);
+      proxy.rule = (method, p) => (p.startsWith('/v1/sync/changes') ? fault : 'pass');
+      const run = site.api('POST', '/sync/run').catch(() => undefined);
+      await proxy.nextHeld();
+      await kill(remote.proc);
+      proxy.rule = () => 'pass';
+      await run;
+      await restartRemote(remote);
+      await syncAll(site);
+      expect(snapshot(site.dataDir)).toEqual(snapshot(remote.dataDir));
+    }
   });
 });
