@@ -291,14 +291,10 @@ export const LOCAL_COLUMNS: Record<string, string[]> = {
 };
 
 /**
- * Columns compared by a property rather than by value. A slug's deleted_at is not replicated: a
- * receiving side stamps it with its own clock when it learns of the delete (the delete change
- * does not carry the time), so only "tombstoned or not" is the same everywhere (reported to the
- * lead in sync-proof's report; minted_at travels since migration 056 and is compared as is).
+ * Columns compared by a property rather than by value (none left: a slug's deleted_at travels with
+ * the node's delete since migration 058, minted_at since 056; both are compared as they are).
  */
-const NORMALIZE: Record<string, Record<string, (v: unknown) => unknown>> = {
-  slugs: { deleted_at: (v) => (v === null ? null : 'tombstoned') },
-};
+const NORMALIZE: Record<string, Record<string, (v: unknown) => unknown>> = {};
 
 /** The synced state of an instance: table → id → row without its local columns. */
 export function syncedState(db: Database): Record<string, Map<string, Record<string, unknown>>> {

@@ -23,12 +23,12 @@ async function hasPushPull(): Promise<boolean> {
 }
 
 describe('sync model', () => {
-  it('in-process servers with a manual clock: random writes, partitions, faults and restarts converge', { timeout: 100_000 }, async (ctx) => {
+  it('in-process servers with a manual clock: random writes, partitions, faults and restarts converge', { timeout: 300_000 }, async (ctx) => {
     if (!(await hasPushPull())) ctx.skip();
     await fc.assert(syncProperty(), { numRuns: Number(process.env.SYNC_MODEL_RUNS ?? 40) });
   });
 
-  it('real processes, restarts by SIGKILL: random writes, partitions and faults converge', { timeout: 100_000 }, async (ctx) => {
+  it('real processes, restarts by SIGKILL: random writes, partitions and faults converge', { timeout: 300_000 }, async (ctx) => {
     if (!(await hasPushPull())) ctx.skip();
     await fc.assert(syncProperty({ processes: true, maxCommands: 15 }), { numRuns: Number(process.env.SYNC_MODEL_PROCESS_RUNS ?? 5) });
   });

@@ -98,8 +98,10 @@ export class NodesRepo {
   }
 
   delete(node: NodeRow, at: string): void {
-    this.deleteStmt.run(node.id);
+    // Tombstone first: the sync capture of the delete carries the slug's deleted_at, so every
+    // instance records the same time.
     this.tombstoneStmt.run(at, node.slug);
+    this.deleteStmt.run(node.id);
   }
 
   boundToTemplate(templateId: string): NodeRow[] {

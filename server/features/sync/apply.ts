@@ -135,7 +135,11 @@ export class ChangeApplier {
     }
     this.repo.addTombstone(change.entity, change.entity_id, change);
     this.as(change, () => {
-      if (change.entity === 'node' && typeof change.fields.slug === 'string') this.repo.tombstoneSlug(change.fields.slug, ctx.orgId, change.entity_id, ctx.now);
+      if (change.entity === 'node' && typeof change.fields.slug === 'string') {
+        // The origin's deletion time when the change carries it (since 058), so tombstones agree everywhere.
+        const at = typeof change.fields.deleted_at === 'string' ? change.fields.deleted_at : ctx.now;
+        this.repo.tombstoneSlug(change.fields.slug, ctx.orgId, change.entity_id, at);
+      }
       if (org !== undefined) this.repo.deleteRow(spec.table, change.entity_id);
     });
     if (org !== undefined) ctx.applied?.(change, 'deleted');

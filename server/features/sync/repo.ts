@@ -299,7 +299,8 @@ export class ReplicationRepo {
       slugHolder: db.prepare('SELECT node_id FROM slugs WHERE slug = ?').pluck(),
       insertSlug: db.prepare('INSERT INTO slugs (slug, org_id, node_id, minted_at) VALUES (?, ?, ?, ?)'),
       reserveSlug: db.prepare('INSERT OR IGNORE INTO slugs (slug, org_id, node_id, minted_at, deleted_at) VALUES (?, ?, ?, ?, ?)'),
-      tombstoneSlug: db.prepare('UPDATE slugs SET deleted_at = COALESCE(deleted_at, ?) WHERE slug = ?'),
+      // The earliest deletion time wins, so two sites deleting the same node end up with the same time.
+      tombstoneSlug: db.prepare('UPDATE slugs SET deleted_at = CASE WHEN deleted_at IS NULL OR deleted_at > @at THEN @at ELSE deleted_at END WHERE slug = @slug'),
       serialTaken: db.prepare('SELECT 1 FROM nodes WHERE org_id = ? AND serial = ? AND id <> ?').pluck(),
       nodeOrg: db.prepare('SELECT org_id FROM nodes WHERE id = ?').pluck(),
       ruleNode: db.prepare('SELECT node_id FROM rules WHERE id = ?').pluck(),
@@ -403,7 +404,7 @@ export class ReplicationRepo {
   /** The slug stays tombstoned, also where its node never arrived. */
   tombstoneSlug(slug: string, orgId: string, nodeId: string, at: string): void {
     this.stmts.reserveSlug.run(slug, orgId, nodeId, at, at);
-    this.stmts.tombstoneSlug.run(at, slug);
+    this.stmts.tombstoneSlug.run({ at, slug });
   }
   serialTaken(orgId: string, serial: Value, nodeId: string): boolean {
     return this.stmts.serialTaken.get(orgId, serial, nodeId) !== undefined;
