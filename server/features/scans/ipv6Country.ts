@@ -122,15 +122,11 @@ function deserialize(file: Buffer, version: string): Columns | null {
   const n = file.readUInt32LE(4);
   if (file.toString('latin1', 8, HEADER_BYTES).replace(/\0+$/, '') !== version.slice(0, HEADER_BYTES - 9)) return null;
   if (file.length !== HEADER_BYTES + n * 18) return null;
-  // Copy into fresh, aligned arrays (the file buffer may sit at any offset of a shared pool).
-  const column = <T extends Uint32Array | Uint16Array>(make: (len: number) => T, width: number, offset: number): T => {
-    const out = make(n);
-    Buffer.from(out.buffer).set(file.subarray(offset, offset + n * width));
-    return out;
-  };
+  // Copy each column into a fresh, aligned array (the file buffer may sit at any offset of a shared pool).
   let offset = HEADER_BYTES;
   const next = <T extends Uint32Array | Uint16Array>(make: (len: number) => T, width: number): T => {
-    const col = column(make, width, offset);
+    const col = make(n);
+    Buffer.from(col.buffer).set(file.subarray(offset, offset + n * width));
     offset += n * width;
     return col;
   };

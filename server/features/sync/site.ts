@@ -257,19 +257,24 @@ export class SiteSync {
 
   /** Changes of the bound organization waiting to be pushed (0 while no organization is bound). */
   private pendingChanges(): number {
-    if (!this.replication) return 0;
-    const bound = this.repo.getSetting('sync.local_org') ?? (this.repo.orgIds().length === 1 ? this.repo.orgIds()[0]! : null);
-    return bound ? this.replication.changes.pendingCount(bound) : 0;
+    const org = this.replication ? this.boundOrg() : null;
+    return org ? this.replication!.changes.pendingCount(org) : 0;
   }
 
-  /** The local organization bound to the remote's (sync.local_org, or the only one there is). */
-  localOrg(): string {
+  /** The organization bound to the remote's: sync.local_org, or the only one there is; else null. */
+  private boundOrg(): string | null {
     const bound = this.repo.getSetting('sync.local_org');
     if (bound) return bound;
     const orgs = this.repo.orgIds();
-    if (orgs.length !== 1) throw new Error('This instance has several organizations: set sync.local_org to the one paired with the remote');
-    this.repo.setSetting('sync.local_org', orgs[0]!);
-    return orgs[0]!;
+    return orgs.length === 1 ? orgs[0]! : null;
+  }
+
+  /** The local organization bound to the remote's, recorded at first use; throws if it is ambiguous. */
+  localOrg(): string {
+    const org = this.boundOrg();
+    if (!org) throw new Error('This instance has several organizations: set sync.local_org to the one paired with the remote');
+    if (this.repo.getSetting('sync.local_org') === undefined) this.repo.setSetting('sync.local_org', org);
+    return org;
   }
 
   /** Set by the worker: when it will try again. */
