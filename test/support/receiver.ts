@@ -108,13 +108,13 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** Polls `check` until it returns a value (not undefined); rejects after `timeoutMs`. */
-export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000, what = 'condition'): Promise<T> {
+/** Polls `check` every `everyMs` until it returns a value (not undefined); rejects after `timeoutMs`. */
+export async function eventually<T>(check: () => T | undefined | Promise<T | undefined>, timeoutMs = 15_000, what = 'condition', everyMs = 50): Promise<T> {
   const deadline = performance.now() + timeoutMs;
   for (;;) {
     const value = await check();
     if (value !== undefined) return value;
     if (performance.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
+    await new Promise((r) => setTimeout(r, everyMs));
   }
 }

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, expect } from 'vitest';
 import type { FaultProxy } from '../support/faultProxy.ts';
+import { eventually } from '../support/receiver.ts';
 import { apiRequest, repoRoot, type ServerProcess, spawnServer, tempDataDir } from '../support/server.ts';
 
 /*
@@ -119,15 +120,12 @@ export async function restartSite(site: Site, remoteUrl: string, remoteKey: stri
   return startSite(remoteUrl, remoteKey, site.dataDir, site.key);
 }
 
-/** Polls until `probe` returns a value (a readiness wait, not a timing assertion). */
+/** Polls until `probe` returns a value other than undefined or false (a readiness wait, not a timing assertion). */
 export async function waitFor<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 30_000, everyMs = 100): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
+  return eventually(async () => {
     const value = await probe();
-    if (value !== undefined && value !== false) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
+    return value === false ? undefined : value;
+  }, timeoutMs, what, everyMs);
 }
 
 export async function statusOf(site: Site) {
