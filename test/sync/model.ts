@@ -184,7 +184,8 @@ function scan(who: number, ref: number, times: number) {
     const node = pick(m.entities.filter((e) => e.kind === 'node'), ref);
     if (!node) return;
     const inst = instanceOf(r, who);
-    const count = () => inst.db.prepare('SELECT COUNT(*) FROM scan_events WHERE node_id = ?').pluck().get(node.id) as number;
+    // Scans made here only: pushed scans (sync_id set) may land at the remote meanwhile, from a site's background round.
+    const count = () => inst.db.prepare('SELECT COUNT(*) FROM scan_events WHERE node_id = ? AND sync_id IS NULL').pluck().get(node.id) as number;
     const before = count();
     for (let i = 0; i < times; i++) {
       await fetch(`${inst.url}/v/${node.slug}`, {

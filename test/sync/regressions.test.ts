@@ -24,6 +24,18 @@ interface Case {
 
 const cases: Case[] = [
   {
+    // 1 create node @site2; 2 scan it @site2; 3 restart @site2 (its background round pushes the
+    // scan); 4 scan it twice @remote; 5 restart @remote. The model counted the scans made at the
+    // remote as "all rows there", which included the site's scan pushed meanwhile (a test bug:
+    // the model now counts local scans only, sync_id IS NULL).
+    title: 'scans made at the remote are counted apart from the scans sites push meanwhile',
+    seed: 1865151028,
+    path: '8:2:2:5:10:9:10:12:12:14',
+    replayPath: '/Y:D',
+    generators: 'v2',
+    steps: [s.create(2, 'node', 0), s.scan(2, 0, 1), s.restart(2), s.scan(0, 0, 2), s.restart(0)],
+  },
+  {
     // 1 batch 1 @remote; 2 sync @site3; 3 partition down @site3 (answers lost after commit);
     // 4 edit node#0 @site3 (its background push commits, the answer is lost); 5 scan node#0 @site3.
     // Healed, the site retried with the same token and the scan in the request; the remote
