@@ -24,6 +24,18 @@ interface Case {
 
 const cases: Case[] = [
   {
+    // 1 locked template @site1; 2 sync @site1; 3 delete it @site1 (not pushed yet); 4 edit it
+    // @remote; 5 delete it @remote; 6 batch @remote. Two deletes: the site's, earlier, reached the
+    // remote after the remote's own, and was dropped as "already deleted", so the remote's edit
+    // between the two deletes was never logged (fixed: the earlier delete wins, migration 059).
+    title: 'an earlier delete arriving after a later one logs the edits made between them',
+    seed: 287887589,
+    path: '8:9:11:15:18:25:20:8:17:17:17:17:17:14:5:12:12:12',
+    replayPath: '//6:H',
+    generators: 'v2',
+    steps: [s.lockedTemplate(1), s.sync(1), s.remove(1, 0), s.edit(0, 0, 0), s.remove(0, 0), s.batch(0, 1)],
+  },
+  {
     // 1 create node @site2; 2 scan it @site2; 3 restart @site2 (its background round pushes the
     // scan); 4 scan it twice @remote; 5 restart @remote. The model counted the scans made at the
     // remote as "all rows there", which included the site's scan pushed meanwhile (a test bug:

@@ -111,6 +111,64 @@ describe('ChangeApplier: field-level last-writer-wins', () => {
     expect(i.db.prepare("SELECT deleted_at IS NOT NULL FROM slugs WHERE slug = 'AAAAAAAD'").pluck().get()).toBe(1);
   });
 
+  it('logs every edit made after a delete, also two of one field and one that lost to a newer version', () => {
+    const i = instance();
+    i.apply(
+      create('n1', 'AAAAAAAG', 0),
+      edit('n1', { label: 'b-1' }, 20, 'site-b/1'),
+      edit('n1', { label: 'b-2' }, 30, 'site-b/1'),
+      edit('n1', { label: 'c-lost' }, 25, 'site-c/1'), // arrives after b-2: lost by last-writer-wins
+      del('n1', 'AAAAAAAG', 10, 'site-a/1'),
+    );
+    expect(i.conflicts.map((c) => [c.detail.writer, c.detail.fields])).toEqual([
+      ['site-b/1', { label: 'b-1' }],
+      ['site-c/1', { label: 'c-lost' }],
+      ['site-b/1', { label: 'b-2' }],
+    ]);
+  });
+
+  it('two sides deleting offline: the earlier delete wins in either order, and the edits between are logged once', () => {
+    const rule = (id: string, ms: number, writer: string): SyncChangeT => ({
+      seq: ++seq,
+      entity: 'rule',
+      entity_id: id,
+      op: 'upsert',
+      fields: { node_id: 'n1', rule_type: 'device', conditions_json: '{"devices":["ios"]}', function_type: 'redirect', payload_json: '{"url":"https://example.com/r"}', priority: 1, enabled: 1, created_at: new Date(T0).toISOString(), updated_at: new Date(T0).toISOString() },
+      hlc: at(ms),
+      writer,
+      group: null,
+    });
+    const ruleEdit = (id: string, ms: number, writer: string): SyncChangeT => ({ seq: ++seq, entity: 'rule', entity_id: id, op: 'upsert', fields: { priority: ms }, hlc: at(ms), writer, group: null });
+    const delAt = (ms: number, writer: string): SyncChangeT => ({ ...del('n1', 'AAAAAAAH', ms, writer), fields: { slug: 'AAAAAAAH', deleted_at: new Date(T0 + ms).toISOString() } });
+    const early = delAt(10, 'site-a/1');
+    const late = delAt(40, 'site-b/1');
+    const changes = [create('n1', 'AAAAAAAH', 0), rule('r1', 1, 'site-a/1'), edit('n1', { label: 'between' }, 20, 'site-b/1'), ruleEdit('r1', 25, 'site-b/1'), edit('n1', { label: 'after-both' }, 50, 'site-c/1')];
+    const orders = [
+      [...changes, late, early],
+      [...changes, early, late],
+      [changes[0]!, changes[1]!, late, changes[2]!, changes[3]!, early, changes[4]!],
+    ];
+    for (const order of orders) {
+      const i = instance();
+      i.apply(...order);
+      const logged = i.conflicts.map((c) => [c.detail.entity, c.detail.hlc, c.detail.deleted_hlc]);
+      expect(logged.sort()).toEqual(
+        [
+          ['node', at(20), at(10)],
+          ['node', at(50), expect.any(String)],
+          ['rule', at(25), at(10)],
+        ].sort(),
+      );
+      expect(i.db.prepare("SELECT hlc, writer FROM sync_tombstones WHERE entity_id IN ('n1', 'r1') ORDER BY entity_id").all()).toEqual([
+        { hlc: at(10), writer: 'site-a/1' },
+        { hlc: at(10), writer: 'site-a/1' },
+      ]);
+      expect(i.db.prepare("SELECT deleted_at FROM slugs WHERE slug = 'AAAAAAAH'").pluck().get()).toBe(new Date(T0 + 10).toISOString());
+      // The earlier delete is in this side's feed whichever came first, so the other sides learn it.
+      expect(i.db.prepare("SELECT COUNT(*) FROM sync_outbox WHERE entity = 'node' AND op = 'delete' AND hlc = ?").pluck().get(at(10))).toBe(1);
+    }
+  });
+
   it('refuses a slug outside the writer\'s leases or held by another node (logged), and stores scans once', () => {
     const i = instance();
     const refuse: ApplyContext = { orgId: i.orgId, now: new Date(T0).toISOString(), checkSlug: () => 'slug_outside_lease', conflict: (kind, detail) => i.conflicts.push({ kind, detail }) };

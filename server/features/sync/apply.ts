@@ -1,7 +1,7 @@
 import type { CaptureState } from '../../db/capture.ts';
 import type { SyncChangeT, SyncScanT } from '../../schemas/sync.ts';
 import { newer } from './hlc.ts';
-import type { ReplicationRepo } from './repo.ts';
+import type { ReplicationRepo, Version } from './repo.ts';
 
 /**
  * What travels per entity: the table and the synced columns (the same lists as the capture
@@ -109,12 +109,17 @@ export class ChangeApplier {
     const dead = this.repo.tombstone(change.entity, change.entity_id);
     if (change.op === 'delete') {
       if (!dead) this.remove(change, ctx);
+      else if (newer(dead, change)) this.antedate(change, dead, ctx);
       return;
     }
     if (dead) {
       // Delete is final: the edit is not applied, whatever its HLC. It is logged when it was made
-      // after the delete; an older one (e.g. a replay of the creation) simply lost.
-      if (!newer(change, dead)) return;
+      // after the delete; an older one (e.g. a replay of the creation) lost, and is kept in case
+      // an earlier delete arrives later (antedate).
+      if (!newer(change, dead)) {
+        this.repo.recordUnapplied(change.entity, change.entity_id, change, change.fields);
+        return;
+      }
       ctx.conflict('edit_after_delete', { entity: change.entity, entity_id: change.entity_id, writer: change.writer, hlc: change.hlc, fields: change.fields, deleted_by: dead.writer, deleted_hlc: dead.hlc });
       return;
     }
@@ -149,20 +154,35 @@ export class ChangeApplier {
    * A delete arriving after edits that were made after it (by HLC): the edits lose all the same
    * (delete is final) and are logged, as they would have been had they arrived after the delete.
    */
-  private logLaterEdits(change: SyncChangeT, ctx: ApplyContext): void {
-    const later = this.repo.versionsAfter(change.entity, change.entity_id, change);
-    if (later.length === 0) return;
-    const row = this.repo.row(ENTITY_TABLES[change.entity].table, change.entity_id) ?? {};
-    const edits = new Map<string, { writer: string; hlc: string; fields: Record<string, Value> }>();
-    for (const v of later) {
-      const key = `${v.hlc}/${v.writer}`;
-      const edit = edits.get(key) ?? { writer: v.writer, hlc: v.hlc, fields: {} };
-      edit.fields[v.field] = row[v.field] ?? null;
-      edits.set(key, edit);
+  private logLaterEdits(change: SyncChangeT, ctx: ApplyContext, upTo?: Version): void {
+    for (const e of this.repo.editsAfter(change.entity, change.entity_id, change)) {
+      if (upTo && newer(e, upTo)) break; // logged already, against the later delete
+      ctx.conflict('edit_after_delete', { entity: change.entity, entity_id: change.entity_id, writer: e.writer, hlc: e.hlc, fields: e.fields, deleted_by: change.writer, deleted_hlc: change.hlc });
     }
-    for (const e of edits.values()) {
-      ctx.conflict('edit_after_delete', { entity: change.entity, entity_id: change.entity_id, ...e, deleted_by: change.writer, deleted_hlc: change.hlc });
+  }
+
+  /**
+   * A delete older than the one this side already applied (two sides deleted the entity offline):
+   * the earliest delete is the delete. Its tombstone moves back (a node's rules' and slug's too),
+   * the edits made between the two deletes are logged as lost, and the delete goes on into this
+   * side's feed, so every instance ends with the same tombstones.
+   */
+  private antedate(change: SyncChangeT, dead: Version, ctx: ApplyContext): void {
+    this.logLaterEdits(change, ctx, dead);
+    this.repo.moveTombstone(change.entity, change.entity_id, change);
+    if (change.entity === 'node') {
+      for (const rule of this.repo.ruleTombstonesOf(change.entity_id)) {
+        if (!newer(rule, change)) continue; // deleted on its own before the node
+        this.logLaterEdits({ ...change, entity: 'rule', entity_id: rule.id }, ctx, rule);
+        this.repo.moveTombstone('rule', rule.id, change);
+      }
     }
+    this.as(change, () => {
+      if (change.entity === 'node' && typeof change.fields.slug === 'string' && typeof change.fields.deleted_at === 'string') {
+        this.repo.tombstoneSlug(change.fields.slug, ctx.orgId, change.entity_id, change.fields.deleted_at);
+      }
+      this.repo.appendDelete(ctx.orgId, change.entity, change.entity_id, change.fields);
+    });
   }
 
   private insert(change: SyncChangeT, ctx: ApplyContext): void {
@@ -202,9 +222,11 @@ export class ChangeApplier {
           // deleted entity), and logged itself when it was made after the delete.
           const nodeDead = this.repo.tombstone('node', String(f.node_id));
           if (nodeDead) {
-            this.repo.addTombstone('rule', change.entity_id, nodeDead);
+            this.repo.addTombstone('rule', change.entity_id, nodeDead, String(f.node_id));
             if (newer(change, nodeDead)) {
               ctx.conflict('edit_after_delete', { entity: 'rule', entity_id: change.entity_id, node_id: f.node_id, writer: change.writer, hlc: change.hlc, fields: change.fields, deleted_by: nodeDead.writer, deleted_hlc: nodeDead.hlc });
+            } else {
+              this.repo.recordUnapplied('rule', change.entity_id, change, change.fields);
             }
           }
           return;
@@ -243,7 +265,10 @@ export class ChangeApplier {
       if (v && !newer(change, v)) continue;
       won.push(field);
     }
-    if (won.length === 0) return;
+    if (won.length === 0) {
+      this.repo.recordUnapplied(change.entity, change.entity_id, change, change.fields);
+      return;
+    }
     const values = won.map((field) => {
       const v = change.fields[field] ?? null;
       // A reference to something this side does not have is cleared (as its deletion would).

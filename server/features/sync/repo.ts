@@ -286,10 +286,21 @@ export class ReplicationRepo {
     this.db = db;
     this.stmts = {
       tombstone: db.prepare('SELECT hlc, writer FROM sync_tombstones WHERE entity = ? AND entity_id = ?'),
-      addTombstone: db.prepare('INSERT OR IGNORE INTO sync_tombstones (entity, entity_id, hlc, writer) VALUES (?, ?, ?, ?)'),
+      addTombstone: db.prepare('INSERT OR IGNORE INTO sync_tombstones (entity, entity_id, hlc, writer, parent_id) VALUES (?, ?, ?, ?, ?)'),
+      moveTombstone: db.prepare('UPDATE sync_tombstones SET hlc = ?, writer = ? WHERE entity = ? AND entity_id = ?'),
+      ruleTombstones: db.prepare("SELECT entity_id AS id, hlc, writer FROM sync_tombstones WHERE entity = 'rule' AND parent_id = ?"),
       version: db.prepare('SELECT hlc, writer FROM sync_versions WHERE entity = ? AND entity_id = ? AND field = ?'),
-      versionsAfter: db.prepare(
-        'SELECT field, hlc, writer FROM sync_versions WHERE entity = ? AND entity_id = ? AND (hlc > ? OR (hlc = ? AND writer > ?)) ORDER BY hlc, writer, field',
+      // Migration 059: applied edits (the outbox) and received-but-unapplied ones, after a version.
+      editsAfter: db.prepare(
+        `SELECT hlc, writer, fields FROM sync_outbox WHERE entity = @entity AND entity_id = @id AND op = 'upsert' AND (hlc > @hlc OR (hlc = @hlc AND writer > @writer))
+         UNION ALL
+         SELECT hlc, writer, fields FROM sync_unapplied WHERE entity = @entity AND entity_id = @id AND (hlc > @hlc OR (hlc = @hlc AND writer > @writer))
+         ORDER BY hlc, writer`,
+      ),
+      recordUnapplied: db.prepare('INSERT OR IGNORE INTO sync_unapplied (entity, entity_id, hlc, writer, fields) VALUES (?, ?, ?, ?, ?)'),
+      // Trigger-shaped (migration 055): called inside ChangeApplier.as, so it carries the change's writer and HLC.
+      appendDelete: db.prepare(
+        "INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled) VALUES (?, ?, ?, 'delete', ?, waymark_hlc(), waymark_writer(), waymark_group(), NULL, waymark_sync_applying(), waymark_sync_applying())",
       ),
       setVersion: db.prepare(
         `INSERT INTO sync_versions (entity, entity_id, field, hlc, writer) VALUES (?, ?, ?, ?, ?)
@@ -352,15 +363,32 @@ export class ReplicationRepo {
   tombstone(entity: string, id: string): Version | undefined {
     return this.stmts.tombstone.get(entity, id) as Version | undefined;
   }
-  addTombstone(entity: string, id: string, v: Version): void {
-    this.stmts.addTombstone.run(entity, id, v.hlc, v.writer);
+  /** `parentId`: a rule's node, so an earlier delete of the node finds the rule once its row is gone. */
+  addTombstone(entity: string, id: string, v: Version, parentId: string | null = null): void {
+    this.stmts.addTombstone.run(entity, id, v.hlc, v.writer, parentId);
+  }
+  /** An earlier delete arrived after a later one: the earliest is the delete everywhere. */
+  moveTombstone(entity: string, id: string, v: Version): void {
+    this.stmts.moveTombstone.run(v.hlc, v.writer, entity, id);
+  }
+  ruleTombstonesOf(nodeId: string): Array<Version & { id: string }> {
+    return this.stmts.ruleTombstones.all(nodeId) as Array<Version & { id: string }>;
+  }
+  /** Feeds a delete that changed no row here (the entity was already gone) on to the other sides. */
+  appendDelete(orgId: string, entity: string, id: string, fields: Record<string, unknown>): void {
+    this.stmts.appendDelete.run(orgId, entity, id, JSON.stringify(fields));
+  }
+  /** A received edit that changed nothing here (kept so a delete that arrives later can log it). */
+  recordUnapplied(entity: string, id: string, v: Version, fields: Record<string, unknown>): void {
+    this.stmts.recordUnapplied.run(entity, id, v.hlc, v.writer, JSON.stringify(fields));
   }
   version(entity: string, id: string, field: string): Version | undefined {
     return this.stmts.version.get(entity, id, field) as Version | undefined;
   }
-  /** The fields of an entity last written after `v` (edits made after a delete that arrived later). */
-  versionsAfter(entity: string, id: string, v: Version): Array<Version & { field: string }> {
-    return this.stmts.versionsAfter.all(entity, id, v.hlc, v.hlc, v.writer) as Array<Version & { field: string }>;
+  /** Every edit of an entity made after `v` that this side received, applied or not, in HLC order. */
+  editsAfter(entity: string, id: string, v: Version): Array<Version & { fields: Record<string, Value> }> {
+    const rows = this.stmts.editsAfter.all({ entity, id, hlc: v.hlc, writer: v.writer }) as Array<Version & { fields: string }>;
+    return rows.map((r) => ({ hlc: r.hlc, writer: r.writer, fields: JSON.parse(r.fields) as Record<string, Value> }));
   }
   row(table: string, id: string): Record<string, Value> | undefined {
     return this.stmt(`SELECT * FROM ${table} WHERE id = ?`).get(id) as Record<string, Value> | undefined;
