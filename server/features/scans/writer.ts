@@ -60,9 +60,10 @@ export class ScanWriter {
 
   constructor(db: Database) {
     this.db = db;
+    // The node's existence is checked here, not by a foreign key (migration 060).
     this.insertScan = db.prepare(
       `INSERT INTO scan_events (node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM nodes WHERE id = ?)`,
     );
     this.insertOutbox = db.prepare('INSERT INTO outbox_events (id, org_id, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)');
     this.addCount = db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?');
@@ -80,21 +81,14 @@ export class ScanWriter {
     const counts = new Map<string, number>();
     const now = Date.now();
     for (const s of scans) {
-      let id: number;
-      try {
-        id = Number(
-          this.insertScan.run(s.node_id, s.org_id, s.ts, s.device_type, s.os, s.browser, s.country, s.source, s.rule_id, s.outcome, s.is_bot, s.visitor_hash)
-            .lastInsertRowid,
-        );
-      } catch (err) {
+      const info = this.insertScan.run(s.node_id, s.org_id, s.ts, s.device_type, s.os, s.browser, s.country, s.source, s.rule_id, s.outcome, s.is_bot, s.visitor_hash, s.node_id);
+      if (info.changes === 0) {
         // The node was deleted between resolving and recording: this scan is not recorded
-        // (and so will not be answered as served). Anything else fails the whole batch.
-        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
-          results.push(null);
-          continue;
-        }
-        throw err;
+        // (and so will not be answered as served).
+        results.push(null);
+        continue;
       }
+      const id = Number(info.lastInsertRowid);
       results.push(id);
       if (s.is_bot) continue;
       counts.set(s.node_id, (counts.get(s.node_id) ?? 0) + 1);

@@ -1,0 +1,109 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Database } from 'better-sqlite3';
+import { openDatabase } from '../../db/database.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import { ScanAnalytics } from './analytics.ts';
+import { ScanWriter, type ScanRecord } from './writer.ts';
+
+/*
+ * Recording against the storage layout of migration 060: scan_events is append-only (no per-node
+ * index, no foreign key); the fold fills scan_events_by_node; node deletion removes a node's
+ * scans, folded or not; ids are never handed out twice.
+ */
+
+const T0 = Date.parse('2026-11-21T12:00:00.000Z');
+const dirs: string[] = [];
+afterEach(() => {
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+});
+
+function setup() {
+  const dir = mkdtempSync(join(tmpdir(), 'waymark-recording-'));
+  dirs.push(dir);
+  const db = openDatabase(join(dir, 'waymark.db'));
+  db.prepare("INSERT INTO organizations (id, name, created_at) VALUES ('org', 'Org', ?)").run(new Date(T0).toISOString());
+  const writer = new ScanWriter(db);
+  const analytics = new ScanAnalytics(db, new ManualClock(T0 + 3_600_000));
+  return { db, writer, analytics };
+}
+
+function addNode(db: Database, id: string, slug: string): void {
+  const at = new Date(T0).toISOString();
+  db.prepare(
+    `INSERT INTO slugs (slug, org_id, node_id, minted_at) VALUES (?, 'org', ?, ?)`,
+  ).run(slug, id, at);
+  db.prepare(
+    `INSERT INTO nodes (id, org_id, slug, label, function_type, payload_json, status, created_at, updated_at)
+     VALUES (?, 'org', ?, ?, 'redirect', '{"url":"https://example.com"}', 'active', ?, ?)`,
+  ).run(id, slug, id, at, at);
+}
+
+let k = 0;
+function scan(nodeId: string, over: Partial<ScanRecord> = {}): ScanRecord {
+  return {
+    node_id: nodeId, org_id: 'org', slug: 'AAAAAAAA', ts: T0 + ++k * 1000, device_type: 'mobile', os: 'ios', browser: 'Mobile Safari',
+    country: 'FR', source: 'qr', rule_id: null, outcome: 'redirect', is_bot: 0, visitor_hash: `v${k}`, ...over,
+  };
+}
+
+const rowsOf = (db: Database, table: string, nodeId: string) => db.prepare(`SELECT COUNT(*) FROM ${table} WHERE node_id = ?`).pluck().get(nodeId) as number;
+
+describe('scan recording (migration 060 layout)', () => {
+  it('does not record a scan of a node deleted meanwhile, and records the rest of its batch', () => {
+    const { db, writer } = setup();
+    addNode(db, 'n1', 'AAAAAAAA');
+    expect(writer.write([scan('n1'), scan('gone'), scan('n1')]).map((id) => id !== null)).toEqual([true, false, true]);
+    expect(db.prepare('SELECT scan_count FROM nodes WHERE id = ?').pluck().get('n1')).toBe(2);
+    expect(db.prepare('SELECT COUNT(*) FROM outbox_events').pluck().get()).toBe(2);
+  });
+
+  it('lists scans newest first, bots filtered, including scans not folded yet', () => {
+    const { db, writer, analytics } = setup();
+    addNode(db, 'n1', 'AAAAAAAA');
+    addNode(db, 'n2', 'BBBBBBBB');
+    writer.write([scan('n1'), scan('n2'), scan('n1', { is_bot: 1 })]);
+    analytics.catchUp();
+    writer.write([scan('n1'), scan('n1')]); // not folded yet
+    const list = analytics.listScans('n1', { limit: 10, offset: 0 });
+    expect(list.total).toBe(3);
+    expect(list.rows.map((r) => r.timestamp)).toEqual([...list.rows.map((r) => r.timestamp)].sort().reverse());
+    expect(list.rows).toHaveLength(3);
+    expect(analytics.listScans('n1', { bots: 'include', limit: 2, offset: 0 }).rows).toHaveLength(2);
+    expect(analytics.listScans('n1', { bots: 'include', limit: 10, offset: 0 }).total).toBe(4);
+    expect(analytics.listScans('n1', { bots: 'only', limit: 10, offset: 0 }).total).toBe(1);
+    expect([...analytics.iterateScans('n1', { bots: 'include' })]).toHaveLength(4);
+  });
+
+  it('deleting a node deletes its scans, folded and not yet folded, and nobody else\'s', () => {
+    const { db, writer, analytics } = setup();
+    addNode(db, 'n1', 'AAAAAAAA');
+    addNode(db, 'n2', 'BBBBBBBB');
+    writer.write([scan('n1'), scan('n2'), scan('n1')]);
+    analytics.catchUp();
+    writer.write([scan('n1'), scan('n2')]);
+    expect(rowsOf(db, 'scan_events_by_node', 'n1')).toBe(2);
+    db.prepare('DELETE FROM nodes WHERE id = ?').run('n1');
+    expect(rowsOf(db, 'scan_events', 'n1')).toBe(0);
+    expect(rowsOf(db, 'scan_events_by_node', 'n1')).toBe(0);
+    expect(rowsOf(db, 'scan_events', 'n2')).toBe(2);
+    analytics.catchUp();
+    expect(rowsOf(db, 'scan_events_by_node', 'n2')).toBe(2);
+  });
+
+  it('never hands out a scan id twice: scans after deleting the node with the newest ones are folded', () => {
+    const { db, writer, analytics } = setup();
+    addNode(db, 'n1', 'AAAAAAAA');
+    addNode(db, 'n2', 'BBBBBBBB');
+    writer.write([scan('n1'), scan('n2')]);
+    const newest = writer.write([scan('n2'), scan('n2')]).at(-1) as number;
+    analytics.catchUp();
+    db.prepare('DELETE FROM nodes WHERE id = ?').run('n2');
+    const [next] = writer.write([scan('n1')]);
+    expect(next).toBeGreaterThan(newest);
+    expect(analytics.listScans('n1', { limit: 10, offset: 0 }).total).toBe(2);
+    expect(rowsOf(db, 'scan_events_by_node', 'n1')).toBe(2);
+  });
+});
