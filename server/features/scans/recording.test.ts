@@ -7,6 +7,7 @@ import { openDatabase } from '../../db/database.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { ScanAnalytics } from './analytics.ts';
 import { ScanWriter, type ScanRecord } from './writer.ts';
+import { subscribeToScans } from '../../../test/support/scanSubscriber.ts';
 
 /*
  * Recording against the storage layout of migration 060: scan_events is append-only (no per-node
@@ -55,9 +56,29 @@ describe('scan recording (migration 060 layout)', () => {
   it('does not record a scan of a node deleted meanwhile, and records the rest of its batch', () => {
     const { db, writer } = setup();
     addNode(db, 'n1', 'AAAAAAAA');
+    subscribeToScans(db, 'org');
     expect(writer.write([scan('n1'), scan('gone'), scan('n1')]).map((id) => id !== null)).toEqual([true, false, true]);
     expect(db.prepare('SELECT scan_count FROM nodes WHERE id = ?').pluck().get('n1')).toBe(2);
     expect(db.prepare('SELECT COUNT(*) FROM outbox_events').pluck().get()).toBe(2);
+  });
+
+  it('writes node.scanned outbox events only while an endpoint of the organization subscribes to them', () => {
+    const { db, writer } = setup();
+    addNode(db, 'n1', 'AAAAAAAA');
+    db.prepare("INSERT INTO organizations (id, name, created_at) VALUES ('other', 'Other', ?)").run(new Date(T0).toISOString());
+    const events = () => db.prepare("SELECT json_extract(data_json, '$.scan_id') FROM outbox_events WHERE type = 'node.scanned' ORDER BY seq").pluck().all();
+    writer.write([scan('n1')]);
+    expect(events()).toEqual([]);
+    subscribeToScans(db, 'other'); // another organization's endpoint does not count
+    writer.write([scan('n1')]);
+    expect(events()).toEqual([]);
+    subscribeToScans(db, 'org');
+    const [id] = writer.write([scan('n1'), scan('n1', { is_bot: 1 })]);
+    expect(events()).toEqual([id]); // bots never get one
+    db.prepare("DELETE FROM webhooks WHERE org_id = 'org'").run();
+    writer.write([scan('n1')]);
+    expect(events()).toEqual([id]);
+    expect(db.prepare('SELECT COUNT(*) FROM scan_events').pluck().get()).toBe(5);
   });
 
   it('lists scans newest first, bots filtered, including scans not folded yet', () => {
