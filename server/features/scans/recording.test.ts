@@ -1,9 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../db/database.ts';
+import { defaultMigrationsDir } from '../../db/migrate.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { ScanAnalytics } from './analytics.ts';
 import { ScanWriter, type ScanRecord } from './writer.ts';
@@ -126,5 +127,36 @@ describe('scan recording (migration 060 layout)', () => {
     expect(next).toBeGreaterThan(newest);
     expect(analytics.listScans('n1', { limit: 10, offset: 0 }).total).toBe(2);
     expect(rowsOf(db, 'scan_events_by_node', 'n1')).toBe(2);
+  });
+
+  it('migration 060 keeps every scan and its id, orders the folded ones by node, and goes on counting above them', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'waymark-060-'));
+    dirs.push(dir);
+    const before = join(dir, 'migrations-059');
+    mkdirSync(before);
+    for (const f of readdirSync(defaultMigrationsDir)) if (f < '060') copyFileSync(join(defaultMigrationsDir, f), join(before, f));
+    const file = join(dir, 'waymark.db');
+    let db = openDatabase(file, { migrationsDir: before });
+    db.prepare("INSERT INTO organizations (id, name, created_at) VALUES ('org', 'Org', ?)").run(new Date(T0).toISOString());
+    addNode(db, 'n1', 'AAAAAAAA');
+    addNode(db, 'n2', 'BBBBBBBB');
+    const insert = db.prepare(
+      `INSERT INTO scan_events (node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash)
+       VALUES (?, 'org', ?, 'mobile', 'ios', NULL, NULL, 'qr', NULL, 'redirect', 0, 'v')`,
+    );
+    for (let i = 0; i < 6; i++) insert.run(i % 2 ? 'n2' : 'n1', T0 + i);
+    db.prepare('UPDATE scan_rollup_state SET last_event = 4').run(); // 1..4 folded, 5..6 not yet
+    db.close();
+
+    db = openDatabase(file);
+    expect(db.prepare('SELECT id FROM scan_events ORDER BY id').pluck().all()).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(db.prepare('SELECT id FROM scan_events_by_node ORDER BY id').pluck().all()).toEqual([1, 2, 3, 4]);
+    expect(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'scan_events'").pluck().all()).toEqual(['scan_events_sync_id']);
+    new ScanAnalytics(db, new ManualClock(T0)).catchUp();
+    expect(db.prepare("SELECT id FROM scan_events_by_node WHERE node_id = 'n2' ORDER BY id").pluck().all()).toEqual([2, 4, 6]);
+    db.prepare("DELETE FROM nodes WHERE id = 'n2'").run();
+    const [next] = new ScanWriter(db).write([scan('n1')]);
+    expect(next).toBe(7);
+    db.close();
   });
 });
