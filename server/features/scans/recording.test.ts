@@ -159,4 +159,25 @@ describe('scan recording (migration 060 layout)', () => {
     expect(next).toBe(7);
     db.close();
   });
+
+  it('under a sustained load, the background fold keeps the backlog near its limit (and leaves it alone below)', async () => {
+    const { db, writer, analytics } = setup();
+    addNode(db, 'n1', 'AAAAAAAA');
+    const clock = new ManualClock(T0);
+    const busy = new ScanAnalytics(db, clock);
+    const pending = () => db.prepare('SELECT COUNT(*) FROM scan_events WHERE id > (SELECT last_event FROM scan_rollup_state)').pluck().get() as number;
+    writer.write(Array.from({ length: 5 }, () => scan('n1')));
+    busy.start(() => clock.now(), { backlogLimit: 10, busyStepMs: 5, idleStepMs: 10 }); // a scan "just now", always
+    try {
+      await new Promise((r) => setTimeout(r, 60));
+      expect(pending()).toBe(5); // below the limit: scans first
+      writer.write(Array.from({ length: 40 }, () => scan('n1')));
+      const deadline = Date.now() + 5000;
+      while (pending() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+      expect(pending()).toBe(0); // above it: folded (one chunk takes all 45 here)
+      expect(analytics.listScans('n1', { limit: 1, offset: 0 }).total).toBe(45);
+    } finally {
+      await busy.stop();
+    }
+  });
 });

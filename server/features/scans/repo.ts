@@ -118,6 +118,7 @@ export class AnalyticsRepo {
   private readonly addVisitorDay: Statement;
   private readonly addOrgVisitorDay: Statement;
   private readonly addByNode: Statement;
+  private readonly backlogStmt: Statement;
   private readonly rollUpTx: (max: number) => number;
 
   constructor(db: Database) {
@@ -134,8 +135,14 @@ export class AnalyticsRepo {
     this.addVisitor = db.prepare('INSERT OR IGNORE INTO scan_visitor_hours (node_id, hour, visitor_hash, org_id) VALUES (?, ?, ?, ?)');
     this.addVisitorDay = db.prepare('INSERT OR IGNORE INTO scan_visitor_days (node_id, day, visitor_hash) VALUES (?, ?, ?)');
     this.addOrgVisitorDay = db.prepare('INSERT OR IGNORE INTO scan_org_visitor_days (org_id, day, visitor_hash) VALUES (?, ?, ?)');
+    this.backlogStmt = db.prepare('SELECT COALESCE(MAX(id), 0) - (SELECT last_event FROM scan_rollup_state WHERE id = 1) FROM scan_events').pluck();
     this.addByNode = db.prepare('INSERT OR IGNORE INTO scan_events_by_node (node_id, ts, id) VALUES (?, ?, ?)');
     this.rollUpTx = db.transaction((max: number) => this.rollUpChunk(max)).immediate as unknown as (max: number) => number;
+  }
+
+  /** Scan events not folded yet. */
+  backlog(): number {
+    return this.backlogStmt.get() as number;
   }
 
   /**
