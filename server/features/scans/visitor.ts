@@ -110,6 +110,7 @@ export function clientIp(socketAddress: string | undefined, headers: ProxyHeader
     if (xff) {
       for (const raw of xff.split(',')) {
         let candidate = raw.trim();
+        if (isIP(candidate)) return stripMapped(candidate); // the usual form: no regex needed
         // "1.2.3.4:5678" and "[::1]:5678" forms
         const bracket = /^\[([^\]]+)\](?::\d+)?$/.exec(candidate);
         if (bracket) candidate = bracket[1] ?? candidate;
@@ -152,8 +153,7 @@ export function createCountryLookup(): CountryLookup {
   ip3.init();
   const v6 = loadIpv6CountryTable();
   return (ip: string) => {
-    if (isIPv6(ip)) return v6.lookup(ip);
-    if (!isIPv4(ip)) return null;
+    if (!isIPv4(ip)) return isIPv6(ip) ? v6.lookup(ip) : null;
     const parts = ip.split('.');
     const n = ((Number(parts[0]) << 24) >>> 0) + (Number(parts[1]) << 16) + (Number(parts[2]) << 8) + Number(parts[3]);
     const cc = ip3.lookupNumeric(n);
