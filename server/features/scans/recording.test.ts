@@ -167,7 +167,7 @@ describe('scan recording (migration 060 layout)', () => {
     const busy = new ScanAnalytics(db, clock);
     const pending = () => db.prepare('SELECT COUNT(*) FROM scan_events WHERE id > (SELECT last_event FROM scan_rollup_state)').pluck().get() as number;
     writer.write(Array.from({ length: 5 }, () => scan('n1')));
-    busy.start(() => clock.now(), { backlogLimit: 10, busyStepMs: 5, idleStepMs: 10 }); // a scan "just now", always
+    busy.start(() => clock.now(), { backlogLimit: 10, stepMs: 10 }); // a scan "just now", always
     try {
       await new Promise((r) => setTimeout(r, 60));
       expect(pending()).toBe(5); // below the limit: scans first
