@@ -59,6 +59,18 @@ const cases: Case[] = [
     generators: 'v1',
     steps: [s.batch(0, 1), s.sync(3), s.partition(3, 'down'), s.edit(3, 0, 0), s.scan(3, 0, 1), s.partition(1, 'up')],
   },
+  {
+    // 1 batch @remote; 2 restart @remote; 3 edit node#0 @remote: "fetch failed: other side
+    // closed", about one run in four. The test's fetch reused a kept-alive socket the stopped
+    // server had closed, before the event loop had read its end (a test bug: cluster.ts now lets
+    // two event-loop turns pass after an in-process stop).
+    title: 'a request right after an in-process restart does not reuse a connection the old server closed',
+    seed: -1932464412,
+    path: '17:8:2:6:23:5:14:10:18:7:7:5:3:4:4:9:4:6:3:4:5:3:4:6:11:26',
+    replayPath: 'LN/0:N',
+    generators: 'v2',
+    steps: [s.batch(0, 1, true), s.restart(0), s.edit(0, 223194015, 1646407194)],
+  },
 ];
 
 /**
