@@ -433,7 +433,16 @@ export function emptyModel(): Model {
 }
 
 /** The property: any command sequence, then quiet, leaves every invariant true. */
-export function syncProperty(options: { maxCommands?: number; processes?: boolean; replayPath?: string; generators?: 'v1' | 'v2' } = {}) {
+export function syncProperty(
+  options: {
+    maxCommands?: number;
+    processes?: boolean;
+    replayPath?: string;
+    generators?: 'v1' | 'v2';
+    /** Told of each run's model as it starts (explore.ts watches for runs that hang). */
+    onRun?: (model: Model) => void;
+  } = {},
+) {
   const cmdsArb = fc.commands(options.generators === 'v1' ? commandsV1 : commandsV2, {
     maxCommands: options.maxCommands ?? MAX_COMMANDS,
     size: 'max',
@@ -443,6 +452,7 @@ export function syncProperty(options: { maxCommands?: number; processes?: boolea
     const cluster = await startCluster({ sites: SITES, clock: new ManualClock(), processes: options.processes ?? false });
     try {
       const model = emptyModel();
+      options.onRun?.(model);
       const real: Real = { cluster };
       await fc.asyncModelRun(() => ({ model, real }), cmds);
       await settleAndCheck(model, real);
