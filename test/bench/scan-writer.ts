@@ -1,10 +1,12 @@
 /**
  * Where a recorded scan's time goes in SQLite (issue 3, "Performance"): the real ScanWriter
- * (scan_events row + node.scanned outbox row + scan_count, one transaction per batch of 50,
- * as the scan handler's group commit) against, in the same run, the scan row alone (no outbox
- * row), each at synchronous=FULL and NORMAL, and then the same with the per-node index
- * scan_events_node_time dropped. 200 nodes, 200 000 scans recorded first so the tables and
- * the index are not trivially small. Prints CPU and wall time per scan (medians of the rounds).
+ * (scan_events row + scan_count, one transaction per batch of 50, as the scan handler's group
+ * commit), without and with an endpoint subscribed to node.scanned (which adds an outbox row per
+ * scan), each at synchronous=FULL and NORMAL; then the same with the per-node index on
+ * scan_events that migration 060 took off the hot path (the layout before it, as the
+ * baseline), and what the fold that now fills scan_events_by_node (with the roll-ups) costs per
+ * scan. 200 nodes, 200 000 scans recorded first so the tables are not trivially small. Prints
+ * CPU and wall time per scan (medians of the rounds).
  *
  *   node test/bench/scan-writer.ts   (BENCH_SCANS per variant and round, default 20 000;
  *                                     BENCH_ROUNDS, default 3)
@@ -15,6 +17,8 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { openDatabase } from '../../server/db/database.ts';
 import { ScanWriter, type ScanRecord } from '../../server/features/scans/writer.ts';
+import { AnalyticsRepo } from '../../server/features/scans/repo.ts';
+import { subscribeToScans } from '../support/scanSubscriber.ts';
 
 const perRound = Number(process.env.BENCH_SCANS ?? 20_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -53,31 +57,27 @@ try {
   };
 
   const writer = new ScanWriter(db);
-  // The scan row and the count only: what the writer does minus the node.scanned outbox row.
-  const insertScan = db.prepare(
-    `INSERT INTO scan_events (node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  );
-  const addCount = db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?');
-  const rowOnly = db.transaction((scans: ScanRecord[]) => {
-    const counts = new Map<string, number>();
-    for (const s of scans) {
-      insertScan.run(s.node_id, s.org_id, s.ts, s.device_type, s.os, s.browser, s.country, s.source, s.rule_id, s.outcome, s.is_bot, s.visitor_hash);
-      counts.set(s.node_id, (counts.get(s.node_id) ?? 0) + 1);
+  // The writer adds node.scanned outbox rows only while an endpoint subscribes to them.
+  let subscription: string | null = null;
+  const subscribe = (on: boolean) => {
+    if (on && !subscription) subscription = subscribeToScans(db, org);
+    if (!on && subscription) {
+      db.prepare('DELETE FROM webhooks WHERE id = ?').run(subscription);
+      subscription = null;
     }
-    for (const [id, n] of counts) addCount.run(n, id);
-  });
+  };
 
   for (let i = 0; i < 200_000 / batchSize; i++) writer.write(batch());
   db.pragma('wal_checkpoint(TRUNCATE)');
 
-  type Variant = { name: string; sync: 'FULL' | 'NORMAL'; write: (b: ScanRecord[]) => unknown };
+  type Variant = { name: string; sync: 'FULL' | 'NORMAL'; subscribed: boolean };
   const measure = (v: Variant): { cpu: number; wall: number } => {
     db.pragma(`synchronous = ${v.sync}`);
+    subscribe(v.subscribed);
     const cpu0 = process.cpuUsage();
     const t0 = process.hrtime.bigint();
     for (let i = 0; i < perRound / batchSize; i++) {
-      v.write(batch());
+      writer.write(batch());
       // the app checkpoints in the background every second; here every 200 batches
       if (i % 200 === 199) db.pragma('wal_checkpoint(PASSIVE)');
     }
@@ -93,20 +93,32 @@ try {
     for (const v of variants) {
       const rs = results.get(v.name) ?? [];
       console.log(
-        `${v.name.padEnd(46)} CPU ${median(rs.map((x) => x.cpu)).toFixed(1).padStart(5)} µs/scan   wall ${median(rs.map((x) => x.wall)).toFixed(1).padStart(6)} µs/scan`,
+        `${v.name.padEnd(60)} CPU ${median(rs.map((x) => x.cpu)).toFixed(1).padStart(5)} µs/scan   wall ${median(rs.map((x) => x.wall)).toFixed(1).padStart(6)} µs/scan`,
       );
     }
   };
   const variants = (suffix: string): Variant[] => [
-    { name: `ScanWriter (row + outbox + count), FULL${suffix}`, sync: 'FULL', write: (b) => writer.write(b) },
-    { name: `ScanWriter, NORMAL${suffix}`, sync: 'NORMAL', write: (b) => writer.write(b) },
-    { name: `scan row + count only (no outbox), FULL${suffix}`, sync: 'FULL', write: (b) => rowOnly.immediate(b) },
-    { name: `scan row + count only, NORMAL${suffix}`, sync: 'NORMAL', write: (b) => rowOnly.immediate(b) },
+    { name: `ScanWriter, no node.scanned subscriber, FULL${suffix}`, sync: 'FULL', subscribed: false },
+    { name: `ScanWriter, no subscriber, NORMAL${suffix}`, sync: 'NORMAL', subscribed: false },
+    { name: `ScanWriter, node.scanned subscribed (+ outbox row), FULL${suffix}`, sync: 'FULL', subscribed: true },
+    { name: `ScanWriter, subscribed, NORMAL${suffix}`, sync: 'NORMAL', subscribed: true },
   ];
+
   console.log(`scan writer: batches of ${batchSize}, ${perRound} scans per variant and round, ${rounds} rounds (medians), 200 nodes, 200 000 scans before`);
   run(variants(''));
-  db.exec('DROP INDEX scan_events_node_time');
-  run(variants(', no node index'));
+  // The deferred part: folding what was recorded (roll-ups + per-node order), per scan.
+  const analytics = new AnalyticsRepo(db);
+  const pending = db.prepare('SELECT COUNT(*) FROM scan_events WHERE id > (SELECT last_event FROM scan_rollup_state)').pluck().get() as number;
+  const cpu0 = process.cpuUsage();
+  const t0 = process.hrtime.bigint();
+  while (analytics.rollUp(5000) === 5000) {
+    // fold everything
+  }
+  const foldWall = Number(process.hrtime.bigint() - t0) / 1000 / pending;
+  const fc = process.cpuUsage(cpu0);
+  console.log(`${'fold (roll-ups + per-node order), FULL, later'.padEnd(60)} CPU ${((fc.user + fc.system) / pending).toFixed(1).padStart(5)} µs/scan   wall ${foldWall.toFixed(1).padStart(6)} µs/scan   (${pending} scans)`);
+  db.exec('CREATE INDEX scan_events_node_time ON scan_events(node_id, ts DESC, id DESC)');
+  run(variants(', + node index (before 060)'));
   db.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });

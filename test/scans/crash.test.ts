@@ -10,6 +10,7 @@ import { rmSync } from 'node:fs';
 import { openDatabase } from '../../server/db/database.ts';
 import { databaseFile } from '../../server/serve.ts';
 import { spawnServer, tempDataDir } from '../support/server.ts';
+import { subscribeToScans } from '../support/scanSubscriber.ts';
 
 const NODES = 1500;
 const CONCURRENCY = 48;
@@ -36,6 +37,7 @@ function seed(): Map<string, string> {
   const now = new Date().toISOString();
   const ids = new Map<string, string>();
   db.prepare('INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)').run(org, 'Crash test', now);
+  subscribeToScans(db, org);
   const slugRow = db.prepare('INSERT INTO slugs (slug, org_id, node_id, minted_at) VALUES (?, ?, ?, ?)');
   const node = db.prepare(
     `INSERT INTO nodes (id, org_id, slug, label, function_type, payload_json, status, created_at, updated_at)

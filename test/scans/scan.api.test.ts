@@ -9,6 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ManualClock } from '../../server/platform/clock.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { subscribeToScans } from '../support/scanSubscriber.ts';
 import { parseVcard } from './vcard-reader.ts';
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
@@ -56,6 +57,7 @@ function scanCount(nodeId: string): number {
 
 beforeAll(async () => {
   server = await startTestServer({ clock, trustProxy: true });
+  subscribeToScans(db(), server.orgId);
 });
 afterAll(async () => {
   await server?.close();

@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import { createFixture, type Fixture } from './fixtures.ts';
 import { createScanHandler, type ScanHandler } from '../../server/features/scans/handler.ts';
 import { systemClock } from '../../server/platform/clock.ts';
+import { subscribeToScans } from '../support/scanSubscriber.ts';
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 
@@ -37,6 +38,7 @@ async function serve(f: Fixture, writer: 'inline' | 'worker'): Promise<{ url: st
 describe.each(['inline', 'worker'] as const)('writer %s', (writer) => {
   it('answers 200 concurrent scans, each recorded with its count and outbox event', async () => {
     const f = createFixture();
+    subscribeToScans(f.db, f.orgId);
     const ids = Array.from({ length: 20 }, (_, i) =>
       f.node({ slug: `W${String(i).padStart(7, '0')}`, function_type: 'redirect', payload: { url: `https://example.com/${i}` } }),
     );

@@ -1,6 +1,6 @@
 /**
- * SQL for scans: resolving slugs for the scan path, recording scan events, the daily salt, the
- * cache epoch, roll-ups and analytics queries. Prepared statements only.
+ * SQL for scans: resolving slugs for the scan path, the daily salt, the cache epoch, roll-ups
+ * and analytics queries (recording is writer.ts). Prepared statements only.
  */
 import type { Database, Statement } from 'better-sqlite3';
 
@@ -49,8 +49,6 @@ export class ScanRepo {
   private readonly nodeStmt: Statement;
   private readonly slugStmt: Statement;
   private readonly rulesStmt: Statement;
-  private readonly insertStmt: Statement;
-  private readonly countStmt: Statement;
   private readonly saltGet: Statement;
   private readonly saltPut: Statement;
 
@@ -62,11 +60,6 @@ export class ScanRepo {
     this.rulesStmt = db.prepare(
       'SELECT id, rule_type, conditions_json, function_type, payload_json, priority, enabled, created_at FROM rules WHERE node_id = ? ORDER BY priority, created_at, id',
     );
-    this.insertStmt = db.prepare(
-      `INSERT INTO scan_events (node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash)
-       VALUES (@node_id, @org_id, @ts, @device_type, @os, @browser, @country, @source, @rule_id, @outcome, @is_bot, @visitor_hash)`,
-    );
-    this.countStmt = db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?');
     this.saltGet = db.prepare('SELECT day, salt FROM scan_salt WHERE id = 1');
     this.saltPut = db.prepare('INSERT INTO scan_salt (id, day, salt) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET day = excluded.day, salt = excluded.salt');
   }
@@ -87,14 +80,6 @@ export class ScanRepo {
 
   rulesOf(nodeId: string): RuleRowForScan[] {
     return this.rulesStmt.all(nodeId) as RuleRowForScan[];
-  }
-
-  insertScan(e: ScanEventInsert): number {
-    return Number(this.insertStmt.run(e).lastInsertRowid);
-  }
-
-  addScanCount(nodeId: string, n: number): void {
-    this.countStmt.run(n, nodeId);
   }
 
   /** The stored salt for `day`, creating (and so replacing yesterday's) if needed. */
@@ -132,6 +117,8 @@ export class AnalyticsRepo {
   private readonly addVisitor: Statement;
   private readonly addVisitorDay: Statement;
   private readonly addOrgVisitorDay: Statement;
+  private readonly addByNode: Statement;
+  private readonly backlogStmt: Statement;
   private readonly rollUpTx: (max: number) => number;
 
   constructor(db: Database) {
@@ -148,10 +135,20 @@ export class AnalyticsRepo {
     this.addVisitor = db.prepare('INSERT OR IGNORE INTO scan_visitor_hours (node_id, hour, visitor_hash, org_id) VALUES (?, ?, ?, ?)');
     this.addVisitorDay = db.prepare('INSERT OR IGNORE INTO scan_visitor_days (node_id, day, visitor_hash) VALUES (?, ?, ?)');
     this.addOrgVisitorDay = db.prepare('INSERT OR IGNORE INTO scan_org_visitor_days (org_id, day, visitor_hash) VALUES (?, ?, ?)');
+    this.backlogStmt = db.prepare('SELECT COALESCE(MAX(id), 0) - (SELECT last_event FROM scan_rollup_state WHERE id = 1) FROM scan_events').pluck();
+    this.addByNode = db.prepare('INSERT OR IGNORE INTO scan_events_by_node (node_id, ts, id) VALUES (?, ?, ?)');
     this.rollUpTx = db.transaction((max: number) => this.rollUpChunk(max)).immediate as unknown as (max: number) => number;
   }
 
-  /** Folds up to `max` new scan events into the roll-ups; returns how many were read. */
+  /** Scan events not folded yet. */
+  backlog(): number {
+    return this.backlogStmt.get() as number;
+  }
+
+  /**
+   * Folds up to `max` new scan events into the roll-ups and the per-node order
+   * (scan_events_by_node, bots included); returns how many were read.
+   */
   rollUp(max: number): number {
     return this.rollUpTx(max);
   }
@@ -168,6 +165,7 @@ export class AnalyticsRepo {
       else counts.set(key, { node, org, hour, dim, value, n: 1 });
     };
     for (const e of rows) {
+      this.addByNode.run(e.node_id, e.ts, e.id);
       if (e.is_bot) continue;
       const hour = Math.floor(e.ts / 3_600_000);
       bump(e.node_id, e.org_id, hour, '', '');
@@ -275,32 +273,30 @@ export class AnalyticsRepo {
   }
 
   private scanFilter(bots: 'exclude' | 'include' | 'only'): string {
-    return bots === 'include' ? '' : bots === 'only' ? ' AND is_bot = 1' : ' AND is_bot = 0';
+    return bots === 'include' ? '' : bots === 'only' ? ' AND e.is_bot = 1' : ' AND e.is_bot = 0';
   }
+
+  // The caller folds first (scan_events_by_node holds the folded scans only).
+  private static readonly BY_NODE = `FROM scan_events_by_node i JOIN scan_events e ON e.id = i.id WHERE i.node_id = ? AND i.ts >= ? AND i.ts < ?`;
+  private static readonly COLUMNS = 'e.id, e.node_id, e.org_id, e.ts, e.device_type, e.os, e.browser, e.country, e.source, e.rule_id, e.outcome, e.is_bot, e.visitor_hash';
 
   countScans(nodeId: string, fromMs: number, toMs: number, bots: 'exclude' | 'include' | 'only'): number {
     return this.db
-      .prepare(`SELECT count(*) FROM scan_events WHERE node_id = ? AND ts >= ? AND ts < ?${this.scanFilter(bots)}`)
+      .prepare(`SELECT count(*) ${AnalyticsRepo.BY_NODE}${this.scanFilter(bots)}`)
       .pluck()
       .get(nodeId, fromMs, toMs) as number;
   }
 
-  /** Newest first (time, then id), via the (node_id, ts DESC, id DESC) index. */
+  /** Newest first (time, then id). */
   listScans(nodeId: string, fromMs: number, toMs: number, bots: 'exclude' | 'include' | 'only', limit: number, offset: number): ScanEventRow[] {
     return this.db
-      .prepare(
-        `SELECT id, node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash
-         FROM scan_events WHERE node_id = ? AND ts >= ? AND ts < ?${this.scanFilter(bots)} ORDER BY ts DESC, id DESC LIMIT ? OFFSET ?`,
-      )
+      .prepare(`SELECT ${AnalyticsRepo.COLUMNS} ${AnalyticsRepo.BY_NODE}${this.scanFilter(bots)} ORDER BY i.ts DESC, i.id DESC LIMIT ? OFFSET ?`)
       .all(nodeId, fromMs, toMs, limit, offset) as ScanEventRow[];
   }
 
   iterateScans(nodeId: string, fromMs: number, toMs: number, bots: 'exclude' | 'include' | 'only'): IterableIterator<ScanEventRow> {
     return this.db
-      .prepare(
-        `SELECT id, node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash
-         FROM scan_events WHERE node_id = ? AND ts >= ? AND ts < ?${this.scanFilter(bots)} ORDER BY ts DESC, id DESC`,
-      )
+      .prepare(`SELECT ${AnalyticsRepo.COLUMNS} ${AnalyticsRepo.BY_NODE}${this.scanFilter(bots)} ORDER BY i.ts DESC, i.id DESC`)
       .iterate(nodeId, fromMs, toMs) as IterableIterator<ScanEventRow>;
   }
 }

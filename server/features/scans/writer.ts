@@ -1,6 +1,7 @@
 /**
  * Durable recording of a batch of scans: scan events, scan_count and `node.scanned` outbox
- * events in ONE transaction (group commit). Runs either inline on the caller's connection or in
+ * events in ONE transaction (group commit). The outbox events are written only for an
+ * organization with an endpoint subscribed to `node.scanned` (docs/scans.md, "What is recorded"). Runs either inline on the caller's connection or in
  * a worker thread on its own connection (writer.worker.ts), so that the commit (and its fsync)
  * does not stall the event loop that parses and answers requests.
  */
@@ -55,17 +56,23 @@ export class ScanWriter {
   private readonly insertScan: Statement;
   private readonly insertOutbox: Statement;
   private readonly addCount: Statement;
+  private readonly subscribed: Statement;
   private readonly tx: (scans: ScanRecord[]) => WriteResult;
   private readonly ids = new OutboxIds();
 
   constructor(db: Database) {
     this.db = db;
+    // The node's existence is checked here, not by a foreign key (migration 060).
     this.insertScan = db.prepare(
       `INSERT INTO scan_events (node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM nodes WHERE id = ?)`,
     );
     this.insertOutbox = db.prepare('INSERT INTO outbox_events (id, org_id, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)');
     this.addCount = db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?');
+    // Any endpoint, active or not (inactive ones still queue, webhooks/service.ts fanOut).
+    this.subscribed = db
+      .prepare("SELECT EXISTS (SELECT 1 FROM webhooks w, json_each(w.events_json) e WHERE w.org_id = ? AND e.value = 'node.scanned')")
+      .pluck();
     const tx = db.transaction((scans: ScanRecord[]) => this.writeAll(scans));
     this.tx = (scans) => tx.immediate(scans);
   }
@@ -79,25 +86,27 @@ export class ScanWriter {
     const results: WriteResult = [];
     const counts = new Map<string, number>();
     const now = Date.now();
+    // Read in this transaction: an endpoint created before it commits gets these events, one
+    // created after it starts after them anyway (webhooks.start_seq).
+    const emits = new Map<string, boolean>();
     for (const s of scans) {
-      let id: number;
-      try {
-        id = Number(
-          this.insertScan.run(s.node_id, s.org_id, s.ts, s.device_type, s.os, s.browser, s.country, s.source, s.rule_id, s.outcome, s.is_bot, s.visitor_hash)
-            .lastInsertRowid,
-        );
-      } catch (err) {
+      const info = this.insertScan.run(s.node_id, s.org_id, s.ts, s.device_type, s.os, s.browser, s.country, s.source, s.rule_id, s.outcome, s.is_bot, s.visitor_hash, s.node_id);
+      if (info.changes === 0) {
         // The node was deleted between resolving and recording: this scan is not recorded
-        // (and so will not be answered as served). Anything else fails the whole batch.
-        if ((err as { code?: string }).code === 'SQLITE_CONSTRAINT_FOREIGNKEY') {
-          results.push(null);
-          continue;
-        }
-        throw err;
+        // (and so will not be answered as served).
+        results.push(null);
+        continue;
       }
+      const id = Number(info.lastInsertRowid);
       results.push(id);
       if (s.is_bot) continue;
       counts.set(s.node_id, (counts.get(s.node_id) ?? 0) + 1);
+      let emit = emits.get(s.org_id);
+      if (emit === undefined) {
+        emit = this.subscribed.get(s.org_id) === 1;
+        emits.set(s.org_id, emit);
+      }
+      if (!emit) continue;
       const at = new Date(s.ts).toISOString();
       const data = {
         scan_id: id,
