@@ -426,6 +426,33 @@ export async function settleAndCheck(m: Model, r: Real): Promise<void> {
       throw new Error(`${label(id)}: ${n} edit_after_delete entries at the remote, for ${lo} write(s) made after its delete and ${hi} write(s) in all${where()}`);
     }
   }
+  // 7. An entity tombstoned at two instances has the same (earliest) delete at both (docs/sync.md,
+  // Conflicts: "Two deletes"): a later delete left somewhere would let edits between the two pass
+  // there. (An instance may lack a tombstone: a rule made on a node deleted elsewhere is dead at
+  // the remote on arrival and never travels on.)
+  const tombstones = (i: Instance) =>
+    new Map(
+      (i.db.prepare("SELECT entity, entity_id, hlc, writer FROM sync_tombstones WHERE entity <> 'api_key'").all() as Array<Record<string, string>>).map((t) => [
+        `${t.entity} ${t.entity_id}`,
+        `${t.hlc} ${t.writer}`,
+      ]),
+    );
+  const remoteTombstones = tombstones(remote);
+  for (const s of cluster.sites) {
+    const diff = [...tombstones(s)]
+      .filter(([id, v]) => remoteTombstones.has(id) && remoteTombstones.get(id) !== v)
+      .map(([id, v]) => `${id}: remote ${remoteTombstones.get(id)}, ${s.name} ${v}`);
+    if (diff.length) throw new Error(`tombstones differ between the remote and ${s.name}:\n  ${readable(diff.join('\n  '))}${where()}`);
+  }
+  // 6. What the remote logged about a site's pushes reaches that site's log, once each
+  // (docs/sync.md, Pull: "in the same transaction as the cursor, so it arrives once").
+  const remoteLog = remote.db.prepare("SELECT id, kind, json_extract(detail_json, '$.site_id') AS site FROM sync_conflicts WHERE org_id IS NOT NULL ORDER BY id").all() as Array<{ id: number; kind: string; site: string | null }>;
+  for (const s of cluster.sites) {
+    const siteId = s.db.prepare("SELECT value FROM settings WHERE key = 'sync.site_id'").pluck().get() as string;
+    const want = remoteLog.filter((c) => c.site === siteId).map((c) => `${c.id}:${c.kind}`);
+    const have = (s.db.prepare('SELECT remote_id, kind FROM sync_conflicts WHERE remote_id IS NOT NULL ORDER BY remote_id, id').all() as Array<{ remote_id: number; kind: string }>).map((c) => `${c.remote_id}:${c.kind}`);
+    if (want.join() !== have.join()) throw new Error(`${s.name} holds the remote's conflicts about its pushes [${have.join(', ')}], the remote logged [${want.join(', ')}]${where()}`);
+  }
 }
 
 export function emptyModel(): Model {
