@@ -444,6 +444,12 @@ export async function settleAndCheck(m: Model, r: Real): Promise<void> {
       .map(([id, v]) => `${id}: remote ${remoteTombstones.get(id)}, ${s.name} ${v}`);
     if (diff.length) throw new Error(`tombstones differ between the remote and ${s.name}:\n  ${readable(diff.join('\n  '))}${where()}`);
   }
+  // 8. Every captured change belongs to an organization: the feed and a site's pushes are read
+  // per organization, so a change without one never travels (migration 061 fixed one such path).
+  for (const inst of cluster.all()) {
+    const orphans = inst.db.prepare('SELECT entity, op, COUNT(*) AS n FROM sync_outbox WHERE org_id IS NULL GROUP BY entity, op').all();
+    if (orphans.length) throw new Error(`${inst.name} has changes without an organization: ${JSON.stringify(orphans)}${where()}`);
+  }
   // 6. What the remote logged about a site's pushes reaches that site's log, once each
   // (docs/sync.md, Pull: "in the same transaction as the cursor, so it arrives once").
   const remoteLog = remote.db.prepare("SELECT id, kind, json_extract(detail_json, '$.site_id') AS site FROM sync_conflicts WHERE org_id IS NOT NULL ORDER BY id").all() as Array<{ id: number; kind: string; site: string | null }>;
