@@ -130,7 +130,14 @@ function inProcess(l: Launch, clock: Clock): Host & { running: RunningServer | n
       host.running = null;
       await r?.close();
     },
-    crash: async () => host.stop(),
+    crash: async () => {
+      await host.stop();
+      // The test's fetch keeps connections alive. The stop closed them at the server, but the
+      // client side sees the end of each only in a later event-loop turn; a start that takes none
+      // (listen answers on nextTick) lets the next request go out on a dead pooled socket ("fetch
+      // failed: other side closed"). Two turns: the poll phase after the close reads the ends.
+      for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
+    },
   };
   return host;
 }

@@ -426,6 +426,39 @@ export async function settleAndCheck(m: Model, r: Real): Promise<void> {
       throw new Error(`${label(id)}: ${n} edit_after_delete entries at the remote, for ${lo} write(s) made after its delete and ${hi} write(s) in all${where()}`);
     }
   }
+  // 7. An entity tombstoned at two instances has the same (earliest) delete at both (docs/sync.md,
+  // Conflicts: "Two deletes"): a later delete left somewhere would let edits between the two pass
+  // there. (An instance may lack a tombstone: a rule made on a node deleted elsewhere is dead at
+  // the remote on arrival and never travels on.)
+  const tombstones = (i: Instance) =>
+    new Map(
+      (i.db.prepare("SELECT entity, entity_id, hlc, writer FROM sync_tombstones WHERE entity <> 'api_key'").all() as Array<Record<string, string>>).map((t) => [
+        `${t.entity} ${t.entity_id}`,
+        `${t.hlc} ${t.writer}`,
+      ]),
+    );
+  const remoteTombstones = tombstones(remote);
+  for (const s of cluster.sites) {
+    const diff = [...tombstones(s)]
+      .filter(([id, v]) => remoteTombstones.has(id) && remoteTombstones.get(id) !== v)
+      .map(([id, v]) => `${id}: remote ${remoteTombstones.get(id)}, ${s.name} ${v}`);
+    if (diff.length) throw new Error(`tombstones differ between the remote and ${s.name}:\n  ${readable(diff.join('\n  '))}${where()}`);
+  }
+  // 8. Every captured change belongs to an organization: the feed and a site's pushes are read
+  // per organization, so a change without one never travels (migration 061 fixed one such path).
+  for (const inst of cluster.all()) {
+    const orphans = inst.db.prepare('SELECT entity, op, COUNT(*) AS n FROM sync_outbox WHERE org_id IS NULL GROUP BY entity, op').all();
+    if (orphans.length) throw new Error(`${inst.name} has changes without an organization: ${JSON.stringify(orphans)}${where()}`);
+  }
+  // 6. What the remote logged about a site's pushes reaches that site's log, once each
+  // (docs/sync.md, Pull: "in the same transaction as the cursor, so it arrives once").
+  const remoteLog = remote.db.prepare("SELECT id, kind, json_extract(detail_json, '$.site_id') AS site FROM sync_conflicts WHERE org_id IS NOT NULL ORDER BY id").all() as Array<{ id: number; kind: string; site: string | null }>;
+  for (const s of cluster.sites) {
+    const siteId = s.db.prepare("SELECT value FROM settings WHERE key = 'sync.site_id'").pluck().get() as string;
+    const want = remoteLog.filter((c) => c.site === siteId).map((c) => `${c.id}:${c.kind}`);
+    const have = (s.db.prepare('SELECT remote_id, kind FROM sync_conflicts WHERE remote_id IS NOT NULL ORDER BY remote_id, id').all() as Array<{ remote_id: number; kind: string }>).map((c) => `${c.remote_id}:${c.kind}`);
+    if (want.join() !== have.join()) throw new Error(`${s.name} holds the remote's conflicts about its pushes [${have.join(', ')}], the remote logged [${want.join(', ')}]${where()}`);
+  }
 }
 
 export function emptyModel(): Model {
@@ -433,7 +466,16 @@ export function emptyModel(): Model {
 }
 
 /** The property: any command sequence, then quiet, leaves every invariant true. */
-export function syncProperty(options: { maxCommands?: number; processes?: boolean; replayPath?: string; generators?: 'v1' | 'v2' } = {}) {
+export function syncProperty(
+  options: {
+    maxCommands?: number;
+    processes?: boolean;
+    replayPath?: string;
+    generators?: 'v1' | 'v2';
+    /** Told of each run's model as it starts (explore.ts watches for runs that hang). */
+    onRun?: (model: Model) => void;
+  } = {},
+) {
   const cmdsArb = fc.commands(options.generators === 'v1' ? commandsV1 : commandsV2, {
     maxCommands: options.maxCommands ?? MAX_COMMANDS,
     size: 'max',
@@ -443,6 +485,7 @@ export function syncProperty(options: { maxCommands?: number; processes?: boolea
     const cluster = await startCluster({ sites: SITES, clock: new ManualClock(), processes: options.processes ?? false });
     try {
       const model = emptyModel();
+      options.onRun?.(model);
       const real: Real = { cluster };
       await fc.asyncModelRun(() => ({ model, real }), cmds);
       await settleAndCheck(model, real);

@@ -18,6 +18,8 @@ interface Case {
   /** The command generators the seed was found with (model.ts). */
   generators: 'v1' | 'v2';
   processes?: boolean;
+  /** model.ts's MAX_COMMANDS unless the seed was found with another (explore.ts --max). */
+  maxCommands?: number;
   /** The shrunk steps, replayed as they are (actor 0 is the remote, 1..3 the sites). */
   steps: Parameters<typeof runScenario>[0];
 }
@@ -58,6 +60,33 @@ const cases: Case[] = [
     replayPath: '//6:H',
     generators: 'v1',
     steps: [s.batch(0, 1), s.sync(3), s.partition(3, 'down'), s.edit(3, 0, 0), s.scan(3, 0, 1), s.partition(1, 'up')],
+  },
+  {
+    // 1 batch @remote; 2 restart @remote; 3 edit node#0 @remote: "fetch failed: other side
+    // closed", about one run in four. The test's fetch reused a kept-alive socket the stopped
+    // server had closed, before the event loop had read its end (a test bug: cluster.ts now lets
+    // two event-loop turns pass after an in-process stop).
+    title: 'a request right after an in-process restart does not reuse a connection the old server closed',
+    seed: -1932464412,
+    path: '17:8:2:6:23:5:14:10:18:7:7:5:3:4:4:9:4:6:3:4:5:3:4:6:11:26',
+    replayPath: 'LN/0:N',
+    generators: 'v2',
+    steps: [s.batch(0, 1, true), s.restart(0), s.edit(0, 223194015, 1646407194)],
+  },
+  {
+    // Found once the model compared tombstones (invariant 7), 48 steps unshrunk; by hand: 1 create
+    // node @remote; 2 create a rule on it @remote; 3 delete the node @remote. The rule's delete
+    // (by the foreign key's cascade, after the node row was gone) was captured with no
+    // organization, so the remote never fed it on (nor would a site have pushed it): the sites
+    // tombstoned the rule at the node's delete, one HLC tick later than the remote (fixed:
+    // migration 061 deletes the rules first).
+    title: "a node's rules' deletes travel with the node's delete, so their tombstones agree",
+    seed: 332471391,
+    path: '74',
+    replayPath: ':',
+    generators: 'v2',
+    maxCommands: 60,
+    steps: [s.create(0, 'node', 0), s.create(0, 'rule', 0), s.remove(0, 0)],
   },
 ];
 
@@ -106,7 +135,7 @@ describe('sync model regressions', () => {
   }
   for (const c of cases) {
     it(`${c.title} (seed ${c.seed})`, { timeout: 60_000 }, async () => {
-      await fc.assert(syncProperty({ processes: c.processes ?? false, replayPath: c.replayPath, generators: c.generators }), { seed: c.seed, path: c.path, endOnFailure: true });
+      await fc.assert(syncProperty({ processes: c.processes ?? false, replayPath: c.replayPath, generators: c.generators, ...(c.maxCommands ? { maxCommands: c.maxCommands } : {}) }), { seed: c.seed, path: c.path, numRuns: 1, endOnFailure: true });
     });
     it(`${c.title} (steps)`, { timeout: 60_000 }, async () => {
       await runScenario(c.steps, { processes: c.processes ?? false });

@@ -50,6 +50,16 @@ const create = (id: string, slug: string, ms: number, writer = 'site-a/1'): Sync
   writer,
   group: null,
 });
+const rule = (id: string, ms: number, writer: string, nodeId = 'n1'): SyncChangeT => ({
+  seq: ++seq,
+  entity: 'rule',
+  entity_id: id,
+  op: 'upsert',
+  fields: { node_id: nodeId, rule_type: 'device', conditions_json: '{"devices":["ios"]}', function_type: 'redirect', payload_json: '{"url":"https://example.com/r"}', priority: 1, enabled: 1, created_at: new Date(T0).toISOString(), updated_at: new Date(T0).toISOString() },
+  hlc: at(ms),
+  writer,
+  group: null,
+});
 const edit = (id: string, fields: Record<string, string>, ms: number, writer: string): SyncChangeT => ({ seq: ++seq, entity: 'node', entity_id: id, op: 'upsert', fields, hlc: at(ms), writer, group: null });
 const del = (id: string, slug: string, ms: number, writer: string): SyncChangeT => ({ seq: ++seq, entity: 'node', entity_id: id, op: 'delete', fields: { slug }, hlc: at(ms), writer, group: null });
 
@@ -128,16 +138,6 @@ describe('ChangeApplier: field-level last-writer-wins', () => {
   });
 
   it('two sides deleting offline: the earlier delete wins in either order, and the edits between are logged once', () => {
-    const rule = (id: string, ms: number, writer: string): SyncChangeT => ({
-      seq: ++seq,
-      entity: 'rule',
-      entity_id: id,
-      op: 'upsert',
-      fields: { node_id: 'n1', rule_type: 'device', conditions_json: '{"devices":["ios"]}', function_type: 'redirect', payload_json: '{"url":"https://example.com/r"}', priority: 1, enabled: 1, created_at: new Date(T0).toISOString(), updated_at: new Date(T0).toISOString() },
-      hlc: at(ms),
-      writer,
-      group: null,
-    });
     const ruleEdit = (id: string, ms: number, writer: string): SyncChangeT => ({ seq: ++seq, entity: 'rule', entity_id: id, op: 'upsert', fields: { priority: ms }, hlc: at(ms), writer, group: null });
     const delAt = (ms: number, writer: string): SyncChangeT => ({ ...del('n1', 'AAAAAAAH', ms, writer), fields: { slug: 'AAAAAAAH', deleted_at: new Date(T0 + ms).toISOString() } });
     const early = delAt(10, 'site-a/1');
@@ -167,6 +167,28 @@ describe('ChangeApplier: field-level last-writer-wins', () => {
       // The earlier delete is in this side's feed whichever came first, so the other sides learn it.
       expect(i.db.prepare("SELECT COUNT(*) FROM sync_outbox WHERE entity = 'node' AND op = 'delete' AND hlc = ?").pluck().get(at(10))).toBe(1);
     }
+  });
+
+  it("records a node's rules' deletes under its organization, so they travel like the rule's own delete (migration 061)", () => {
+    const i = instance();
+    i.apply(create('n1', 'AAAAAAAN', 0), rule('r1', 1, 'site-a/1'), create('n2', 'AAAAAAAP', 2), rule('r2', 3, 'site-a/1', 'n2'));
+    // Pulled: the node's delete removes its rules first, with the delete's writer and HLC.
+    i.apply(del('n1', 'AAAAAAAN', 10, 'site-b/1'));
+    // Local: the rules' deletes are pushed with the node's.
+    i.db.prepare("DELETE FROM nodes WHERE id = 'n2'").run();
+    const deletes = i.db.prepare("SELECT entity, entity_id, org_id, hlc, writer, pushed FROM sync_outbox WHERE op = 'delete' ORDER BY seq").all() as Array<Record<string, unknown>>;
+    expect(deletes.map((d) => [d.entity, d.entity_id, d.org_id, d.writer, d.pushed])).toEqual([
+      ['rule', 'r1', i.orgId, 'site-b/1', 1],
+      ['node', 'n1', i.orgId, 'site-b/1', 1],
+      ['rule', 'r2', i.orgId, 'local/1', 0],
+      ['node', 'n2', i.orgId, 'local/1', 0],
+    ]);
+    expect(deletes[0]!.hlc).toBe(at(10));
+    expect(new ReplicationRepo(i.db).pending(i.orgId, 10).map((r) => [r.entity, r.entity_id])).toEqual([
+      ['rule', 'r2'],
+      ['node', 'n2'],
+    ]);
+    expect(i.db.prepare("SELECT hlc, writer FROM sync_tombstones WHERE entity = 'rule' AND entity_id = 'r1'").get()).toEqual({ hlc: at(10), writer: 'site-b/1' });
   });
 
   it('refuses a slug outside the writer\'s leases or held by another node (logged), and stores scans once', () => {
