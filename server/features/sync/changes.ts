@@ -191,7 +191,9 @@ export class RemoteChanges {
         orgId,
         now: this.now(),
         checkSlug: (slug) => (this.registry.validateSlug(orgId, input.site_id, slug).ok ? null : 'slug_outside_lease'),
-        conflict: (kind, detail) => this.conflict(orgId, kind, { ...detail, site_id: input.site_id }),
+        // Sent down to the site whose change lost: for an edit logged when a delete arrives, the
+        // site that made the edit (its writer), not the one pushing the delete.
+        conflict: (kind, detail) => this.conflict(orgId, kind, { ...detail, site_id: siteOfWriter(detail.writer) ?? input.site_id }),
         applied: (change, effect) => this.events?.applied(orgId, change, effect),
       };
       for (const change of input.changes) {
@@ -224,8 +226,7 @@ export class RemoteChanges {
       if (groupEnd > last.seq) rows = rows.concat(this.rows.feedBetween(last.seq, groupEnd, orgId));
     }
     const end = rows.length ? rows[rows.length - 1]!.seq : after;
-    const siteId = writer.slice(0, writer.indexOf('/'));
-    const conflicts = this.repo.conflictsForSite(orgId, siteId, position.c, CONFLICTS_PER_PAGE);
+    const conflicts = this.repo.conflictsForSite(orgId, siteOfWriter(writer) ?? writer, position.c, CONFLICTS_PER_PAGE);
     const lastConflict = conflicts.length ? conflicts[conflicts.length - 1]!.id : position.c;
     return {
       // No echoes: the asking writer already has its own changes.
@@ -248,6 +249,13 @@ export class RemoteChanges {
     }
     return id;
   }
+}
+
+/** The site id of a writer id `site_id/incarnation`; null for anything else. */
+function siteOfWriter(writer: unknown): string | null {
+  if (typeof writer !== 'string') return null;
+  const slash = writer.indexOf('/');
+  return slash > 0 ? writer.slice(0, slash) : null;
 }
 
 export function encodeCursor(c: Cursor): string {
