@@ -17,11 +17,11 @@
 import { spawnSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { openDatabase } from '../../server/db/database.ts';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
+import { freePort } from '../support/receiver.ts';
 import { apiRequest, repoRoot, type ServerProcess, spawnServer, tempDataDir, UNLIMITED } from '../support/server.ts';
 
 const BATCHES = Number(process.env.BENCH_SYNC_BATCHES ?? 10);
@@ -50,16 +50,6 @@ function prepare(): { dir: string; key: string } {
   db.prepare('UPDATE api_keys SET limits_json = ? WHERE id = ?').run(JSON.stringify(UNLIMITED), key.key.id);
   db.close();
   return { dir, key: key.api_key };
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 async function spawn(dir: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {

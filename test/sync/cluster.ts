@@ -1,5 +1,4 @@
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import type { Logger } from '../../server/app.ts';
@@ -9,6 +8,7 @@ import { KeyService } from '../../server/features/keys/service.ts';
 import { type Clock, type ManualClock, systemClock } from '../../server/platform/clock.ts';
 import { type RunningServer, startServer } from '../../server/serve.ts';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
+import { freePort } from '../support/receiver.ts';
 import { type ApiResponse, apiRequest, type ServerProcess, spawnServer, tempDataDir, UNLIMITED } from '../support/server.ts';
 
 /*
@@ -70,16 +70,6 @@ export interface SyncStatusBody {
   pending_changes: number;
   conflicts: Array<{ id: number; kind: string; detail: Record<string, unknown> }>;
   [k: string]: unknown;
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** How an instance runs: in this process or as a child process. */

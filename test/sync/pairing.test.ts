@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { keychainSecretStore } from '../../main/secrets.ts';
 import { apiRequest, startTestServer } from '../support/server.ts';
-import { dir, firstKey, freePort, readDb, type Site, spawn, startRemote, statusOf, stop, waitFor } from './support.ts';
+import { freePort } from '../support/receiver.ts';
+import { dir, firstKey, readDb, type Site, spawn, startRemote, statusOf, stop, waitFor } from './support.ts';
 
 /*
  * Runtime pairing (POST /v1/sync/pair) between real CLI processes on loopback: a remote and a

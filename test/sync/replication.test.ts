@@ -329,11 +329,9 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     proxies.push(proxy);
     const site = await startSite(proxy.url, remote.key);
     await paired(site);
-    for (const fault of ['hold-request', 'hold-response'] as const) {
-      const n = await ok(site.api('POST', '/nodes', node(`n-${fault}`)), 201);
-      await scan(site, n.slug, 2);
-      await waitFor('scans recorded', async () => scanCount(site, n.slug) === 2);
-      proxy.rule = (method, p) => (p.startsWith('/v1/sync/push') ? fault : 'pass');
+    /** Holds the site's next request to `path` (before or after the remote answered), kills the remote meanwhile, restarts it and syncs. */
+    const killRemoteDuring = async (path: string, fault: 'hold-request' | 'hold-response') => {
+      proxy.rule = (method, p) => (p.startsWith(path) ? fault : 'pass');
       const run = site.api('POST', '/sync/run').catch(() => undefined);
       await proxy.nextHeld();
       await kill(remote.proc);
@@ -342,21 +340,19 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
       await restartRemote(remote);
       await syncAll(site);
       expect(snapshot(site.dataDir)).toEqual(snapshot(remote.dataDir));
+    };
+    for (const fault of ['hold-request', 'hold-response'] as const) {
+      const n = await ok(site.api('POST', '/nodes', node(`n-${fault}`)), 201);
+      await scan(site, n.slug, 2);
+      await waitFor('scans recorded', async () => scanCount(site, n.slug) === 2);
+      await killRemoteDuring('/v1/sync/push', fault);
     }
     expect(scansOf(remote.dataDir)).toMatchObject({ total: 4, distinct: 4 });
 
     // And during a pull: the remote dies with the page on its way; the site re-pulls it after the restart.
     for (const fault of ['hold-request', 'hold-response'] as const) {
       await ok(remoteApi(remote, 'POST', '/nodes', node(`remote-${fault}`)), 201);
-      proxy.rule = (method, p) => (p.startsWith('/v1/sync/changes') ? fault : 'pass');
-      const run = site.api('POST', '/sync/run').catch(() => undefined);
-      await proxy.nextHeld();
-      await kill(remote.proc);
-      proxy.rule = () => 'pass';
-      await run;
-      await restartRemote(remote);
-      await syncAll(site);
-      expect(snapshot(site.dataDir)).toEqual(snapshot(remote.dataDir));
+      await killRemoteDuring('/v1/sync/changes', fault);
     }
   });
 });

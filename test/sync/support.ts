@@ -1,11 +1,10 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, expect } from 'vitest';
 import type { FaultProxy } from '../support/faultProxy.ts';
-import { eventually } from '../support/receiver.ts';
+import { eventually, freePort } from '../support/receiver.ts';
 import { apiRequest, repoRoot, type ServerProcess, spawnServer, tempDataDir } from '../support/server.ts';
 
 /*
@@ -30,16 +29,6 @@ export function dir(): string {
   const d = tempDataDir('waymark-sync-');
   dirs.push(d);
   return d;
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** The first-run key the CLI prints (just after the listening line). */

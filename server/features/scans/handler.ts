@@ -1,9 +1,10 @@
 /**
  * The scan hot path: a raw Node `http` handler for GET/HEAD `/v/<slug>` and
  * `/v/<slug>/contact.vcf`, called before Express. A GET is a scan: its event, the node's
- * scan_count and a `node.scanned` outbox event are committed before the response is written,
- * so an answered scan is never lost. Scans arriving in the same event-loop turn share one
- * transaction (group commit) and are answered together right after it commits.
+ * scan_count and (if an endpoint subscribes) a `node.scanned` outbox event are committed before
+ * the response is written, so an answered scan is never lost. Scans arriving in the same
+ * event-loop turn share one transaction (group commit) and are answered together right after it
+ * commits.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
