@@ -117,15 +117,17 @@ interface Figures {
   cutOff: number;
   /** Server CPU time (all threads) per answered request, microseconds. */
   cpuPerRequest: number;
+  /** The same, main thread only (the event loop that parses and answers requests). */
+  mainCpuPerRequest: number;
   errors: number;
   /** CPU pressure at the end of the run (/proc/pressure/cpu "some" avg10, %): the benchmark's own two processes plus other jobs. */
   pressure: number;
 }
 
-/** CPU seconds (user + system, all threads) a process has used so far, from /proc (Linux). */
-function cpuSeconds(pid: number | undefined): number {
+/** CPU seconds (user + system) a process (all threads) or one of its threads has used so far, from /proc (Linux). */
+function cpuSeconds(pid: number | undefined, thread?: number): number {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
   } catch {
@@ -160,8 +162,10 @@ async function load(port: number, slugs: string[], pid?: number): Promise<Figure
   const warm = await autocannon({ url: `http://127.0.0.1:${port}`, connections, amount: 10_000, requests });
   const warmRedirects = Number((warm.statusCodeStats as Record<string, { count: number }>)['302']?.count ?? 0);
   const cpuBefore = cpuSeconds(pid);
+  const mainBefore = cpuSeconds(pid, pid);
   const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections, duration, requests });
   const cpu = cpuSeconds(pid) - cpuBefore;
+  const mainCpu = cpuSeconds(pid, pid) - mainBefore;
   const redirects = Number((result.statusCodeStats as Record<string, { count: number }>)['302']?.count ?? 0);
   return {
     rps: result.requests.average,
@@ -172,6 +176,7 @@ async function load(port: number, slugs: string[], pid?: number): Promise<Figure
     warmRedirects,
     cutOff: result.requests.sent - result.requests.total,
     cpuPerRequest: (cpu / result.requests.total) * 1e6,
+    mainCpuPerRequest: (mainCpu / result.requests.total) * 1e6,
     errors: result.errors + result.timeouts + result.non2xx - redirects,
     pressure: cpuPressure(),
   };
@@ -223,8 +228,8 @@ try {
     const b = bareRounds[i] as Figures;
     const w = scanRounds[i] as Figures;
     const n = normalRounds[i];
-    console.log(`round ${i + 1} (CPU pressure ${b.pressure.toFixed(0)}/${w.pressure.toFixed(0)}%): bare ${b.rps.toFixed(0)} req/s (${b.cpuPerRequest.toFixed(0)} µs CPU/req), waymark ${w.rps.toFixed(0)} req/s (p99 ${w.p99} ms, ${w.cpuPerRequest.toFixed(0)} µs CPU/req)` +
-      (n ? `, at NORMAL ${n.rps.toFixed(0)} req/s (p99 ${n.p99} ms, ${n.cpuPerRequest.toFixed(0)} µs CPU/req)` : ''));
+    console.log(`round ${i + 1} (CPU pressure ${b.pressure.toFixed(0)}/${w.pressure.toFixed(0)}%): bare ${b.rps.toFixed(0)} req/s (${b.cpuPerRequest.toFixed(0)} µs CPU/req), waymark ${w.rps.toFixed(0)} req/s (p99 ${w.p99} ms, ${w.cpuPerRequest.toFixed(0)} µs CPU/req, ${w.mainCpuPerRequest.toFixed(0)} on the main thread)` +
+      (n ? `, at NORMAL ${n.rps.toFixed(0)} req/s (p99 ${n.p99} ms, ${n.cpuPerRequest.toFixed(0)} µs CPU/req, ${n.mainCpuPerRequest.toFixed(0)} on the main thread)` : ''));
   }
   const row = (name: string, f: Figures) =>
     `${name.padEnd(22)} ${f.rps.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   server CPU ${f.cpuPerRequest.toFixed(0)} µs/request   ${f.total} requests, ${f.redirects} × 302, ${f.errors} other`;

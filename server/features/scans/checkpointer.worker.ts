@@ -10,6 +10,9 @@ import BetterSqlite3 from 'better-sqlite3';
 const { file } = workerData as { file: string };
 const db = new BetterSqlite3(file);
 db.pragma('busy_timeout = 1000');
+// A checkpoint flushes the WAL before copying it and the database before the WAL may be reused,
+// at NORMAL or FULL (not OFF): scan commits are durable only through that (db/walSync.ts).
+db.pragma('synchronous = NORMAL');
 const timer = setInterval(() => {
   try {
     db.pragma('wal_checkpoint(PASSIVE)');

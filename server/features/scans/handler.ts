@@ -2,16 +2,16 @@
  * The scan hot path: a raw Node `http` handler for GET/HEAD `/v/<slug>` and
  * `/v/<slug>/contact.vcf`, called before Express. A GET is a scan: its event, the node's
  * scan_count and (if an endpoint subscribes) a `node.scanned` outbox event are committed before
- * the response is written, so an answered scan is never lost. Scans arriving in the same
- * event-loop turn share one transaction (group commit) and are answered together right after it
- * commits.
+ * the response is written, and flushed to disk too (sink.ts), so an answered scan is never lost.
+ * Scans arriving in the same event-loop turn share one transaction (group commit) and are
+ * answered together once it is durable.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import { ScanRepo } from './repo.ts';
-import { backgroundCheckpoints, inlineSink, workerSink, type ScanSink } from './sink.ts';
+import { backgroundCheckpoints, inlineSink, walSyncedSink, type ScanSink } from './sink.ts';
 import type { ScanRecord } from './writer.ts';
 import { ScanCache, contentResponse, resolve, vcardResponse, type Resolution } from './resolver.ts';
 import { renderPage, renderStatus, type Rendered } from './pages.ts';
@@ -32,19 +32,11 @@ export interface ScanHandlerDeps {
   clock: Clock;
   config: { trustProxy?: boolean };
   /**
-   * `inline` (default): group commits run on `db`, in this thread. `worker`: on a worker thread
-   * with its own connection (the commit's fsync does not block this thread), which is faster but
-   * makes scan commits land between the reads and writes of other code's DEFERRED transactions
-   * on `db`, which then fail with SQLITE_BUSY; use it only where all other writers use
-   * BEGIN IMMEDIATE.
-   */
-  writer?: 'worker' | 'inline';
-  /**
    * Run WAL checkpoints on a background thread instead of inside commits on `db` (default true
    * for a file database; see sink.ts backgroundCheckpoints).
    */
   backgroundCheckpoints?: boolean;
-  /** Batches handed to the writer and not yet committed, at most (default 2). */
+  /** Batches handed to the writer and not yet durable, at most (default 2). */
   maxInFlight?: number;
   /** Called after each group commit with the number of scans recorded (e.g. wake webhook delivery). */
   onScansRecorded?: (count: number) => void;
@@ -145,10 +137,10 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   }
   let lastScanAt = 0;
   const maxInFlight = deps.maxInFlight ?? 2;
-  const sink: ScanSink =
-    (deps.writer === 'worker' ? workerSink(deps.db, onError) : null) ?? inlineSink(deps.db);
-  // The worker sink runs its own checkpointer; inline, checkpoints move off this thread here.
-  const stopCheckpoints = deps.writer === 'worker' || deps.backgroundCheckpoints === false ? null : backgroundCheckpoints(deps.db, onError);
+  // Group commits run on `db` in this thread; with synchronous=FULL their flush to disk does not
+  // (sink.ts walSyncedSink), nor do WAL checkpoints (backgroundCheckpoints).
+  const sink: ScanSink = walSyncedSink(deps.db) ?? inlineSink(deps.db);
+  const stopCheckpoints = deps.backgroundCheckpoints === false ? null : backgroundCheckpoints(deps.db, onError);
 
   function saltFor(at: number): string {
     // Same UTC day as the cached salt: no date formatting per scan.
@@ -172,8 +164,8 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
 
   /**
    * Group commit: resolve every waiting scan against the current state, record them all in one
-   * transaction, and answer them once it has committed. One batch is in flight at a time; scans
-   * arriving meanwhile form the next batch.
+   * transaction, and answer them once it is durable. At most `maxInFlight` batches wait for
+   * that; scans arriving meanwhile form the next batch.
    */
   function flush(): void {
     scheduled = false;

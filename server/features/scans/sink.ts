@@ -1,10 +1,11 @@
 /**
- * Where the scan handler sends a batch to be recorded: inline (synchronous, on the handler's own
- * connection) or a worker thread with its own connection. Either way the callback runs only
- * after the batch committed (or failed), and the handler answers the scans only then.
+ * Where the scan handler sends a batch to be recorded, on the handler's own connection: the
+ * callback runs only once the batch is committed and as durable as the connection's
+ * `synchronous` setting asks (or failed), and the handler answers the scans only then.
  */
 import { Worker } from 'node:worker_threads';
 import type { Database } from 'better-sqlite3';
+import { WalSync } from '../../db/walSync.ts';
 import { ScanWriter, type ScanRecord, type WriteResult } from './writer.ts';
 
 export interface ScanSink {
@@ -26,6 +27,41 @@ export function inlineSink(db: Database): ScanSink {
       done(null, results);
     },
     async close() {},
+  };
+}
+
+/**
+ * For a file database opened with `synchronous = FULL` (the default): each batch commits on `db` with
+ * `synchronous = NORMAL` (no flush inside COMMIT) and is reported only after a group fdatasync
+ * of the WAL that started after the commit (db/walSync.ts): as durable as a FULL commit, but
+ * the event loop goes on while the disk flushes, and batches committed meanwhile share the next
+ * flush. Null for an in-memory database or one opened with a weaker `synchronous` (there the
+ * plain inline sink already gives the durability asked for).
+ */
+export function walSyncedSink(db: Database): ScanSink | null {
+  if (db.memory || !db.name || db.name === ':memory:') return null;
+  if (Number(db.pragma('synchronous', { simple: true })) < 2) return null;
+  const writer = new ScanWriter(db);
+  const wal = new WalSync(db.name);
+  const deferFlush = db.prepare('PRAGMA synchronous = NORMAL');
+  const restoreFlush = db.prepare('PRAGMA synchronous = FULL');
+  return {
+    write(scans, done) {
+      let results: WriteResult;
+      try {
+        deferFlush.run();
+        try {
+          results = writer.write(scans);
+        } finally {
+          restoreFlush.run();
+        }
+      } catch (err) {
+        done(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
+      wal.afterCommit((err) => (err ? done(err) : done(null, results)));
+    },
+    close: () => wal.close(),
   };
 }
 
@@ -59,67 +95,5 @@ export function backgroundCheckpoints(db: Database, onError: (err: unknown) => v
     worker.postMessage({ close: true });
     await exited;
     restore();
-  };
-}
-
-/**
- * A worker-thread sink for a file database; null when that is impossible (in-memory DB). If the
- * worker dies, batches are written inline on `db` from then on (slower, still durable).
- */
-export function workerSink(db: Database, onCrash: (err: unknown) => void): ScanSink | null {
-  if (db.memory || !db.name || db.name === ':memory:') return null;
-  const synchronous = Number(db.pragma('synchronous', { simple: true }));
-  const worker = new Worker(new URL('./writer.worker.ts', import.meta.url), {
-    workerData: { file: db.name, synchronous },
-  });
-  worker.unref();
-  const checkpointer = new Worker(new URL('./checkpointer.worker.ts', import.meta.url), { workerData: { file: db.name } });
-  checkpointer.unref();
-  checkpointer.on('error', onCrash);
-  const waiting = new Map<number, (err: Error | null, results?: WriteResult) => void>();
-  let next = 0;
-  let dead: Error | null = null;
-  let fallback: ScanSink | null = null;
-  const failAll = (err: Error) => {
-    for (const done of waiting.values()) done(err);
-    waiting.clear();
-  };
-  worker.on('message', (msg: { seq: number; results?: WriteResult; error?: string }) => {
-    const done = waiting.get(msg.seq);
-    if (!done) return;
-    waiting.delete(msg.seq);
-    if (msg.error !== undefined) done(new Error(msg.error));
-    else done(null, msg.results);
-  });
-  worker.on('error', (err) => {
-    dead = err;
-    onCrash(err);
-    failAll(err);
-  });
-  worker.on('exit', (code) => {
-    if (!dead) dead = new Error(`scan writer exited with code ${code}`);
-    failAll(dead);
-  });
-  return {
-    write(scans, done) {
-      if (dead) {
-        fallback ??= inlineSink(db);
-        return fallback.write(scans, done);
-      }
-      const seq = next++;
-      waiting.set(seq, done);
-      worker.postMessage({ seq, scans });
-    },
-    async close() {
-      await new Promise<void>((resolve) => {
-        checkpointer.once('exit', () => resolve());
-        checkpointer.postMessage({ close: true });
-      });
-      if (dead) return;
-      await new Promise<void>((resolve) => {
-        worker.once('exit', () => resolve());
-        worker.postMessage({ close: true });
-      });
-    },
   };
 }

@@ -2,9 +2,7 @@
  * Durable recording of a batch of scans: scan events, scan_count and `node.scanned` outbox
  * events in ONE transaction (group commit). The outbox events are written only for an
  * organization with an endpoint subscribed to `node.scanned` (docs/scans.md, "What is
- * recorded"). Runs either inline on the caller's connection or in a worker thread on its own
- * connection (writer.worker.ts), so that the commit (and its fsync) does not stall the event
- * loop that parses and answers requests.
+ * recorded"). Runs on the caller's connection; sink.ts decides when a commit counts as durable.
  */
 import { randomBytes } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
