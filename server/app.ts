@@ -72,6 +72,8 @@ export interface CreateAppOptions {
   resourcesDir?: string;
   /** Credentials kept outside the database (a paired site's remote key); default: `<dataDir>/secrets.json`, mode 0600. */
   secrets?: SecretStore;
+  /** How scan commits reach the disk (scans/handler.ts `flush`; default off-thread). */
+  scanFlush?: 'off-thread' | 'in-commit';
 }
 
 /** A background worker the app starts and stops with itself. */
@@ -197,7 +199,7 @@ function createServices(
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ db, clock, config, logger = consoleLogger, nfc = null, resourcesDir, secrets }: CreateAppOptions): App {
+export function createApp({ db, clock, config, logger = consoleLogger, nfc = null, resourcesDir, secrets, scanFlush }: CreateAppOptions): App {
   const services = createServices(db, clock, config, logger, nfc, resourcesDir, secrets);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
@@ -241,6 +243,7 @@ export function createApp({ db, clock, config, logger = consoleLogger, nfc = nul
     db,
     clock,
     config,
+    flush: scanFlush,
     onScansRecorded: () => services.outbox.notifyRecorded(),
     onError: (err) => logger.error('scan handler failed', err),
   });

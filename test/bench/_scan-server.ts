@@ -1,9 +1,11 @@
 /**
  * Child process for the scan benchmark.
- *   node test/bench/_scan-server.ts scan <data-dir> [full|normal]
+ *   node test/bench/_scan-server.ts scan <data-dir> [full|normal|full-in-commit]
  *       the real app (createApp: the scan handler in front of Express) on that data dir, as
  *       serve.ts runs it, trusting X-Forwarded-For as behind a proxy; the database opened with
- *       synchronous=FULL (the default: every commit fsynced) or NORMAL (for comparison)
+ *       synchronous=FULL (the default: every scan commit flushed before it is answered, by a
+ *       WAL fdatasync off the event loop), NORMAL, or FULL with SQLite's fsync inside COMMIT
+ *       (both for comparison)
  *   node test/bench/_scan-server.ts bare
  *       the baseline: a bare http server answering 302
  * Prints `listening <port>` when ready; exits on SIGTERM after closing.
@@ -37,7 +39,13 @@ if (mode === 'bare') {
 } else {
   const db = openDatabase(databaseFile(dataDir as string), { synchronous: sync === 'normal' ? 'normal' : 'full' });
   const config = makeConfig({ scanBase: 'http://127.0.0.1', trustProxy: true, dataDir: dataDir as string });
-  const app = createApp({ db, clock: systemClock, config, logger: { info: () => {}, error: (m, err) => console.error(m, err) } });
+  const app = createApp({
+    db,
+    clock: systemClock,
+    config,
+    logger: { info: () => {}, error: (m, err) => console.error(m, err) },
+    scanFlush: sync === 'full-in-commit' ? 'in-commit' : 'off-thread',
+  });
   app.start();
   listen(http.createServer(app.handle), async () => {
     await app.stop();

@@ -1,9 +1,9 @@
 /**
- * The scan handler's two durability paths on a real SQLite file, served over real HTTP:
- * synchronous=FULL (the default; commits flushed by a group fdatasync of the WAL off the event
- * loop, db/walSync.ts) and synchronous=NORMAL (plain inline commits). Concurrent scans are
- * answered only once recorded, in one or a few group commits, with scan_count and outbox events
- * to match.
+ * The scan handler's durability paths on a real SQLite file, served over real HTTP:
+ * synchronous=FULL with the commits flushed by a group fdatasync of the WAL off the event loop
+ * (the default, db/walSync.ts) or by SQLite's fsync inside COMMIT, and synchronous=NORMAL (no
+ * flush per commit). Concurrent scans are answered only once recorded, in one or a few group
+ * commits, with scan_count and outbox events to match.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import http from 'node:http';
@@ -21,9 +21,9 @@ afterEach(async () => {
   cleanup = [];
 });
 
-async function serve(f: Fixture): Promise<{ url: string; handler: ScanHandler; recorded: number[] }> {
+async function serve(f: Fixture, flush: 'off-thread' | 'in-commit'): Promise<{ url: string; handler: ScanHandler; recorded: number[] }> {
   const recorded: number[] = [];
-  const handler = createScanHandler({ db: f.db, clock: systemClock, config: {}, onScansRecorded: (n) => recorded.push(n) });
+  const handler = createScanHandler({ db: f.db, clock: systemClock, config: {}, flush, onScansRecorded: (n) => recorded.push(n) });
   const server = http.createServer((req, res) => {
     if (!handler(req, res)) {
       res.writeHead(404);
@@ -37,7 +37,11 @@ async function serve(f: Fixture): Promise<{ url: string; handler: ScanHandler; r
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, handler, recorded };
 }
 
-describe.each(['FULL', 'NORMAL'] as const)('synchronous=%s', (synchronous) => {
+describe.each([
+  { synchronous: 'FULL', flush: 'off-thread' },
+  { synchronous: 'FULL', flush: 'in-commit' },
+  { synchronous: 'NORMAL', flush: 'off-thread' },
+] as const)('synchronous=$synchronous, flush $flush', ({ synchronous, flush }) => {
   it('answers 200 concurrent scans, each recorded with its count and outbox event', async () => {
     const f = createFixture();
     f.db.pragma(`synchronous = ${synchronous}`);
@@ -45,7 +49,7 @@ describe.each(['FULL', 'NORMAL'] as const)('synchronous=%s', (synchronous) => {
     const ids = Array.from({ length: 20 }, (_, i) =>
       f.node({ slug: `W${String(i).padStart(7, '0')}`, function_type: 'redirect', payload: { url: `https://example.com/${i}` } }),
     );
-    const { url, recorded } = await serve(f);
+    const { url, recorded } = await serve(f, flush);
     const responses = await Promise.all(
       Array.from({ length: 200 }, (_, i) =>
         fetch(`${url}/v/W${String(i % 20).padStart(7, '0')}`, { redirect: 'manual', headers: { 'user-agent': IPHONE } }),

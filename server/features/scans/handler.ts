@@ -36,6 +36,12 @@ export interface ScanHandlerDeps {
    * for a file database; see sink.ts backgroundCheckpoints).
    */
   backgroundCheckpoints?: boolean;
+  /**
+   * How a scan commit reaches the disk at synchronous=FULL: `off-thread` (default), a group
+   * fdatasync of the WAL on the thread pool after a NORMAL commit (sink.ts walSyncedSink);
+   * `in-commit`, SQLite's own fsync inside COMMIT, which blocks this thread (for comparison).
+   */
+  flush?: 'off-thread' | 'in-commit';
   /** Batches handed to the writer and not yet durable, at most (default 2). */
   maxInFlight?: number;
   /** Called after each group commit with the number of scans recorded (e.g. wake webhook delivery). */
@@ -139,7 +145,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   const maxInFlight = deps.maxInFlight ?? 2;
   // Group commits run on `db` in this thread; with synchronous=FULL their flush to disk does not
   // (sink.ts walSyncedSink), nor do WAL checkpoints (backgroundCheckpoints).
-  const sink: ScanSink = walSyncedSink(deps.db) ?? inlineSink(deps.db);
+  const sink: ScanSink = (deps.flush === 'in-commit' ? null : walSyncedSink(deps.db)) ?? inlineSink(deps.db);
   const stopCheckpoints = deps.backgroundCheckpoints === false ? null : backgroundCheckpoints(deps.db, onError);
 
   function saltFor(at: number): string {
