@@ -174,6 +174,8 @@ function createServices(
       }
     },
     scanned: (orgId, scans) => {
+      // As for local scans (scans/writer.ts): no event that no endpoint could ever receive.
+      if (!outbox.subscribed(orgId, 'node.scanned')) return;
       for (const s of scans) {
         if (s.is_bot) continue;
         const slug = nodesRepo.get(s.node_id)?.slug;

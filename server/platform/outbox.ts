@@ -12,12 +12,26 @@ export interface OutboxEvent {
 }
 
 /**
+ * Whether some endpoint of the organization, active or not, subscribes to `type`. Events that
+ * no endpoint subscribes to could never be delivered (an endpoint receives only events recorded
+ * after its creation), so high-volume writers (`node.scanned`) skip them (docs/decisions.md).
+ */
+export function subscriptionCheck(db: Database): (orgId: string, type: string) => boolean {
+  const exists = db
+    .prepare('SELECT EXISTS (SELECT 1 FROM webhooks w, json_each(w.events_json) e WHERE w.org_id = ? AND e.value = ?)')
+    .pluck();
+  return (orgId, type) => exists.get(orgId, type) === 1;
+}
+
+/**
  * Appends an event to the durable outbox. Call it inside the transaction that makes the change,
  * so the event exists if and only if the change committed. The id is the webhook-id.
  */
 export class Outbox {
   private readonly insert;
   private readonly listeners = new Set<() => void>();
+  /** See subscriptionCheck. */
+  readonly subscribed: (orgId: string, type: string) => boolean;
 
   private readonly db: Database;
   private readonly clock: Clock;
@@ -28,6 +42,7 @@ export class Outbox {
     this.insert = db.prepare(
       'INSERT INTO outbox_events (id, org_id, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)',
     );
+    this.subscribed = subscriptionCheck(db);
   }
 
   record(orgId: string, type: string, data: unknown): string {
@@ -40,8 +55,7 @@ export class Outbox {
 
   /**
    * Tells the listeners that events were written to outbox_events without record(): the scan
-   * writer inserts `node.scanned` rows itself (time-ordered ids, batched, possibly from a worker
-   * thread's connection).
+   * writer inserts `node.scanned` rows itself (time-ordered ids, batched).
    */
   notifyRecorded(): void {
     if (this.listeners.size > 0) queueMicrotask(() => this.listeners.forEach((l) => l()));

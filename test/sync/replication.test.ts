@@ -152,13 +152,23 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     const events = readDb(remote.dataDir, (db) => db.prepare('SELECT type, data_json FROM outbox_events ORDER BY seq').all() as Array<{ type: string; data_json: string }>);
     const created = events.filter((e) => e.type === 'node.created').map((e) => JSON.parse(e.data_json).label);
     expect(created).toEqual(expect.arrayContaining(['from-a', 'from-b', 'from-remote']));
-    expect(events.filter((e) => e.type === 'node.scanned')).toHaveLength(5);
+    // No endpoint subscribes to node.scanned: the pushed scans record none, as local scans would not.
+    expect(events.filter((e) => e.type === 'node.scanned')).toHaveLength(0);
     expect(events.filter((e) => e.type === 'node.deleted').map((e) => JSON.parse(e.data_json).slug)).toEqual([na.slug]);
     expect(events.filter((e) => e.type === 'batch.completed')).toHaveLength(2);
     for (const site of [a, b]) expect(readDb(site.dataDir, (db) => db.prepare('SELECT COUNT(*) FROM webhook_deliveries').pluck().get())).toBe(0);
     // Pushing again changes nothing.
     await syncAll(a, b);
     expect(scansOf(remote.dataDir).total).toBe(5);
+    // Once an endpoint subscribes, the scans pushed after that are events at the remote.
+    const hooks = (await ok(remoteApi(remote, 'GET', '/webhooks'))) as Array<{ id: string }>;
+    await ok(remoteApi(remote, 'PATCH', `/webhooks/${hooks[0]?.id}`, { events: ['node.created', 'node.scanned'] }));
+    await syncAll(a, b);
+    await scan(a, nb.slug, 2);
+    await waitFor('scans recorded', async () => scanCount(a, nb.slug) === 5);
+    await syncAll(a, b);
+    const scanned = readDb(remote.dataDir, (db) => db.prepare("SELECT data_json FROM outbox_events WHERE type = 'node.scanned'").pluck().all() as string[]);
+    expect(scanned.map((d) => JSON.parse(d).node.slug)).toEqual([nb.slug, nb.slug]);
   });
 
   it('concurrent edits resolve by last writer the same everywhere; delete beats a later edit, which is logged', async () => {

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
+import { subscriptionCheck } from '../../platform/outbox.ts';
 import type { ScanEventInsert } from './repo.ts';
 
 export interface ScanRecord extends ScanEventInsert {
@@ -55,7 +56,7 @@ export class ScanWriter {
   private readonly insertScan: Statement;
   private readonly insertOutbox: Statement;
   private readonly addCount: Statement;
-  private readonly subscribed: Statement;
+  private readonly subscribed: (orgId: string, type: string) => boolean;
   private readonly tx: (scans: ScanRecord[]) => WriteResult;
   private readonly ids = new OutboxIds();
 
@@ -69,9 +70,7 @@ export class ScanWriter {
     this.insertOutbox = db.prepare('INSERT INTO outbox_events (id, org_id, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)');
     this.addCount = db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?');
     // Any endpoint, active or not (inactive ones still queue, webhooks/service.ts fanOut).
-    this.subscribed = db
-      .prepare("SELECT EXISTS (SELECT 1 FROM webhooks w, json_each(w.events_json) e WHERE w.org_id = ? AND e.value = 'node.scanned')")
-      .pluck();
+    this.subscribed = subscriptionCheck(db);
     const tx = db.transaction((scans: ScanRecord[]) => this.writeAll(scans));
     this.tx = (scans) => tx.immediate(scans);
   }
@@ -102,7 +101,7 @@ export class ScanWriter {
       counts.set(s.node_id, (counts.get(s.node_id) ?? 0) + 1);
       let emit = emits.get(s.org_id);
       if (emit === undefined) {
-        emit = this.subscribed.get(s.org_id) === 1;
+        emit = this.subscribed(s.org_id, 'node.scanned');
         emits.set(s.org_id, emit);
       }
       if (!emit) continue;
