@@ -31,8 +31,8 @@ export function inlineSink(db: Database): ScanSink {
 }
 
 /**
- * For a file database opened with `synchronous = FULL` (the default): each batch commits on `db` with
- * `synchronous = NORMAL` (no flush inside COMMIT) and is reported only after a group fdatasync
+ * For a file database opened with `synchronous = FULL` (the default): each batch commits on `db`
+ * with `synchronous = NORMAL` (no flush inside COMMIT) and is reported only after a group fdatasync
  * of the WAL that started after the commit (db/walSync.ts): as durable as a FULL commit, but
  * the event loop goes on while the disk flushes, and batches committed meanwhile share the next
  * flush. Null for an in-memory database or one opened with a weaker `synchronous` (there the
@@ -40,11 +40,12 @@ export function inlineSink(db: Database): ScanSink {
  */
 export function walSyncedSink(db: Database): ScanSink | null {
   if (db.memory || !db.name || db.name === ':memory:') return null;
-  if (Number(db.pragma('synchronous', { simple: true })) < 2) return null;
+  const level = Number(db.pragma('synchronous', { simple: true }));
+  if (level < 2) return null;
   const writer = new ScanWriter(db);
   const wal = new WalSync(db.name);
   const deferFlush = db.prepare('PRAGMA synchronous = NORMAL');
-  const restoreFlush = db.prepare('PRAGMA synchronous = FULL');
+  const restoreFlush = db.prepare(`PRAGMA synchronous = ${level}`); // FULL, or EXTRA if so set
   return {
     write(scans, done) {
       let results: WriteResult;
