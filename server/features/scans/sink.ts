@@ -5,6 +5,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import type { Database } from 'better-sqlite3';
+import { deferredFlush } from '../../db/deferredFlush.ts';
 import { WalSync } from '../../db/walSync.ts';
 import { ScanWriter, type ScanRecord, type WriteResult } from './writer.ts';
 
@@ -40,27 +41,18 @@ export function inlineSink(db: Database): ScanSink {
  */
 export function walSyncedSink(db: Database): ScanSink | null {
   if (db.memory || !db.name || db.name === ':memory:') return null;
-  const level = Number(db.pragma('synchronous', { simple: true }));
-  if (level < 2) return null;
-  const writer = new ScanWriter(db);
+  if (Number(db.pragma('synchronous', { simple: true })) < 2) return null;
+  const inline = inlineSink(db);
+  const deferFlush = deferredFlush(db);
   const wal = new WalSync(db.name);
-  const deferFlush = db.prepare('PRAGMA synchronous = NORMAL');
-  const restoreFlush = db.prepare(`PRAGMA synchronous = ${level}`); // FULL, or EXTRA if so set
   return {
     write(scans, done) {
-      let results: WriteResult;
-      try {
-        deferFlush.run();
-        try {
-          results = writer.write(scans);
-        } finally {
-          restoreFlush.run();
-        }
-      } catch (err) {
-        done(err instanceof Error ? err : new Error(String(err)));
-        return;
-      }
-      wal.afterCommit((err) => (err ? done(err) : done(null, results)));
+      // The inline sink reports synchronously; act on it once the connection's level is back.
+      let outcome: Parameters<typeof done> = [new Error('scan batch not recorded')];
+      deferFlush(() => inline.write(scans, (...reported) => (outcome = reported)));
+      const [err, results] = outcome;
+      if (err) done(err);
+      else wal.afterCommit((flushErr) => (flushErr ? done(flushErr) : done(null, results)));
     },
     close: () => wal.close(),
   };

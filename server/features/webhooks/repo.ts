@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { deferredFlush, type DeferFlush } from '../../db/deferredFlush.ts';
 
 export interface WebhookRow {
   id: string;
@@ -85,10 +86,12 @@ export interface QueueHead {
 
 export class WebhooksRepo {
   private readonly db: Database;
+  private readonly deferFlush: DeferFlush;
   private readonly stmts;
 
   constructor(db: Database) {
     this.db = db;
+    this.deferFlush = deferredFlush(db);
     this.stmts = {
       get: db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?`),
       insert: db.prepare(
@@ -160,18 +163,10 @@ export class WebhooksRepo {
    * restored after). In WAL mode it survives a process crash; a power cut may lose it, which for
    * delivery bookkeeping means at worst an event is fanned out again from the outbox or sent
    * again under the same webhook-id: at-least-once still holds. The next FULL commit (any API
-   * write) syncs it. Not for use inside another transaction.
+   * write) syncs it. Inside another transaction it is just part of that one (db/deferredFlush.ts).
    */
   relaxedTransaction<T>(fn: () => T): T {
-    if (this.db.inTransaction) return this.db.transaction(fn)();
-    const previous = this.db.pragma('synchronous', { simple: true }) as number;
-    if (previous !== 2 && previous !== 3) return this.db.transaction(fn)();
-    this.db.pragma('synchronous = NORMAL');
-    try {
-      return this.db.transaction(fn)();
-    } finally {
-      this.db.pragma(`synchronous = ${previous}`);
-    }
+    return this.deferFlush(() => this.db.transaction(fn)());
   }
 
   // ---- endpoints ----
