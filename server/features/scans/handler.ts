@@ -11,7 +11,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import { ScanRepo } from './repo.ts';
-import { backgroundCheckpoints, inlineSink, walSyncedSink, type ScanSink } from './sink.ts';
+import { backgroundCheckpoints, inlineSink, openScanConnection, walSyncedSink, type ScanSink } from './sink.ts';
 import type { ScanRecord } from './writer.ts';
 import { ScanCache, contentResponse, resolve, vcardResponse, type Resolution } from './resolver.ts';
 import { renderPage, renderStatus, type Rendered } from './pages.ts';
@@ -42,7 +42,11 @@ export interface ScanHandlerDeps {
    * `in-commit`, SQLite's own fsync inside COMMIT, which blocks this thread (for comparison).
    */
   flush?: 'off-thread' | 'in-commit';
-  /** Batches handed to the writer and not yet durable, at most (default 2). */
+  /**
+   * Batches committed and not yet durable, at most (default 1: the scans arriving while a batch
+   * is flushed form the next batch, committed as that flush returns, so each flush carries one
+   * commit of all of them; with 2, a small batch slipped in behind each flush and cost a commit).
+   */
   maxInFlight?: number;
   /** Called after each group commit with the number of scans recorded (e.g. wake webhook delivery). */
   onScansRecorded?: (count: number) => void;
@@ -117,7 +121,12 @@ const unavailable: Rendered = renderPage({
 unavailable.headers['retry-after'] = '1';
 
 export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
-  const repo = new ScanRepo(deps.db);
+  // With synchronous=FULL the scan path reads and records on a connection of its own at NORMAL,
+  // and its commits reach the disk by a group flush off this thread (sink.ts walSyncedSink);
+  // WAL checkpoints run on a background thread (backgroundCheckpoints).
+  const own = deps.flush === 'in-commit' ? null : openScanConnection(deps.db);
+  const db = own ?? deps.db;
+  const repo = new ScanRepo(db);
   const cache = new ScanCache(repo);
   const uaCache = new UserAgentCache();
   const countryOf = deps.countryOf ?? createCountryLookup();
@@ -142,11 +151,9 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     }, 50);
   }
   let lastScanAt = 0;
-  const maxInFlight = deps.maxInFlight ?? 2;
-  // Group commits run on `db` in this thread; with synchronous=FULL their flush to disk does not
-  // (sink.ts walSyncedSink), nor do WAL checkpoints (backgroundCheckpoints).
-  const sink: ScanSink = (deps.flush === 'in-commit' ? null : walSyncedSink(deps.db)) ?? inlineSink(deps.db);
-  const stopCheckpoints = deps.backgroundCheckpoints === false ? null : backgroundCheckpoints(deps.db, onError);
+  const maxInFlight = deps.maxInFlight ?? 1;
+  const sink: ScanSink = own ? walSyncedSink(own) : inlineSink(db);
+  const stopCheckpoints = deps.backgroundCheckpoints === false ? null : backgroundCheckpoints(own ? [deps.db, own] : [db], onError);
 
   function saltFor(at: number): string {
     // Same UTC day as the cached salt: no date formatting per scan.
@@ -334,6 +341,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     }
     await sink.close();
     await stopCheckpoints?.();
+    own?.close();
     if (notifyTimer) {
       clearTimeout(notifyTimer);
       notifyTimer = null;

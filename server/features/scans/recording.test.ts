@@ -79,7 +79,17 @@ describe('scan recording (migration 060 layout)', () => {
     db.prepare("DELETE FROM webhooks WHERE org_id = 'org'").run();
     writer.write([scan('n1')]);
     expect(events()).toEqual([id]);
-    expect(db.prepare('SELECT COUNT(*) FROM scan_events').pluck().get()).toBe(5);
+    // The writer caches the answer per organization until a webhook changes (migration 062).
+    const hook = subscribeToScans(db, 'org');
+    const [again] = writer.write([scan('n1')]);
+    expect(events()).toEqual([id, again]);
+    db.prepare(`UPDATE webhooks SET events_json = '["node.updated"]' WHERE id = ?`).run(hook);
+    writer.write([scan('n1')]);
+    expect(events()).toEqual([id, again]);
+    db.prepare(`UPDATE webhooks SET events_json = '["node.updated","node.scanned"]' WHERE id = ?`).run(hook);
+    const [third] = writer.write([scan('n1')]);
+    expect(events()).toEqual([id, again, third]);
+    expect(db.prepare('SELECT COUNT(*) FROM scan_events').pluck().get()).toBe(8);
   });
 
   it('lists scans newest first, bots filtered, including scans not folded yet', () => {

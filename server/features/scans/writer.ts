@@ -57,6 +57,10 @@ export class ScanWriter {
   private readonly insertOutbox: Statement;
   private readonly addCount: Statement;
   private readonly subscribed: (orgId: string, type: string) => boolean;
+  private readonly epochStmt: Statement;
+  /** Per organization: does an endpoint subscribe to node.scanned? Valid while the epoch holds. */
+  private readonly emits = new Map<string, boolean>();
+  private epoch = -1;
   private readonly tx: (scans: ScanRecord[]) => WriteResult;
   private readonly ids = new OutboxIds();
 
@@ -71,6 +75,8 @@ export class ScanWriter {
     this.addCount = db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?');
     // Any endpoint, active or not (inactive ones still queue, webhooks/service.ts fanOut).
     this.subscribed = subscriptionCheck(db);
+    // Moves with every webhook change (migration 062), and with node, rule and slug changes.
+    this.epochStmt = db.prepare('SELECT epoch FROM scan_cache_epoch WHERE id = 1').pluck();
     const tx = db.transaction((scans: ScanRecord[]) => this.writeAll(scans));
     this.tx = (scans) => tx.immediate(scans);
   }
@@ -86,7 +92,12 @@ export class ScanWriter {
     const now = Date.now();
     // Read in this transaction: an endpoint created before it commits gets these events, one
     // created after it starts after them anyway (webhooks.start_seq).
-    const emits = new Map<string, boolean>();
+    const epoch = this.epochStmt.get() as number;
+    if (epoch !== this.epoch) {
+      this.emits.clear();
+      this.epoch = epoch;
+    }
+    const emits = this.emits;
     for (const s of scans) {
       const info = this.insertScan.run(s.node_id, s.org_id, s.ts, s.device_type, s.os, s.browser, s.country, s.source, s.rule_id, s.outcome, s.is_bot, s.visitor_hash, s.node_id);
       if (info.changes === 0) {
