@@ -5,9 +5,11 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { execFileSync, spawnSync } from 'node:child_process';
+import http from 'node:http';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ManualClock } from '../../server/platform/clock.ts';
+import { ScanWriter } from '../../server/features/scans/writer.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { subscribeToScans } from '../support/scanSubscriber.ts';
 import { parseVcard } from './vcard-reader.ts';
@@ -431,6 +433,43 @@ describe('analytics', () => {
     expect(lines[0]).toBe('id,timestamp,device_type,os,browser,country,source,rule_id,outcome,bot,visitor');
     expect(lines).toHaveLength(8);
     expect(scanCount(node.id)).toBe(7);
+  });
+
+  it('exports thousands of scans as CSV a page at a time, and a client leaving mid-export costs nothing', async () => {
+    clock.advance(3_600_000); // a fresh rate-limit window for this test's requests
+    const node = createNode('redirect', { url: 'https://example.com' });
+    const writer = new ScanWriter(db());
+    const t0 = Date.parse('2026-10-01T00:00:00.000Z');
+    for (let b = 0; b < 26; b++) {
+      writer.write(
+        Array.from({ length: 100 }, (_, i) => ({
+          node_id: node.id, org_id: server.orgId, slug: node.slug, ts: t0 + Math.floor((b * 100 + i) / 2) * 1000, // pairs share a time
+          device_type: 'mobile', os: 'ios', browser: 'Mobile Safari', country: 'FR', source: 'qr', rule_id: null,
+          outcome: 'redirect', is_bot: 0, visitor_hash: `v${b}-${i}`,
+        })),
+      );
+    }
+    const csv = await server.api('GET', `/nodes/${node.slug}/scans?format=csv`);
+    expect(csv.status).toBe(200);
+    const lines = csv.text.trim().split('\r\n');
+    expect(lines).toHaveLength(2601);
+    const ids = lines.slice(1).map((l) => Number(l.split(',')[0]));
+    expect(new Set(ids).size).toBe(2600);
+    expect(ids).toEqual([...ids].sort((a, b) => b - a)); // newest first (time, then id)
+
+    // Read a little, then hang up: the export stops and the server goes on answering.
+    await new Promise<void>((resolve, reject) => {
+      const req = http.get(`${server.url}/v1/nodes/${node.slug}/scans?format=csv`, { headers: { authorization: `Bearer ${server.apiKey}` } }, (res) => {
+        expect(res.statusCode).toBe(200);
+        res.once('data', () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on('error', (err) => ((err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err)));
+    });
+    expect((await scan(`/v/${node.slug}`)).status).toBe(302);
+    expect((await server.api('GET', `/nodes/${node.slug}/scans?limit=1`)).body.total).toBe(2601);
   });
 
   it('rejects bad queries with 422 and unknown nodes with 404', async () => {

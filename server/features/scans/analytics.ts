@@ -217,12 +217,29 @@ export class ScanAnalytics {
     return { rows: this.repo.listScans(nodeId, fromMs, toMs, bots, q.limit, q.offset).map(toApiScan), total };
   }
 
-  iterateScans(nodeId: string, q: { from?: string; to?: string; bots?: 'exclude' | 'include' | 'only' }) {
+  /**
+   * All of a node's scans in the range, newest first, a page at a time (the CSV export): the
+   * caller can free the event loop and wait for its client between pages, and each page is a
+   * keyset query, so a node with millions of scans never holds a cursor open across them.
+   * Folds first, like listScans; scans folded while the pages are read appear only if older
+   * than the page being read.
+   */
+  *scanPages(nodeId: string, q: { from?: string; to?: string; bots?: 'exclude' | 'include' | 'only' }, pageSize = 1000): Generator<ApiScan[]> {
     const { fromMs, toMs } = this.scanRange(q);
+    const bots = q.bots ?? 'exclude';
     this.catchUp();
-    return this.repo.iterateScans(nodeId, fromMs, toMs, q.bots ?? 'exclude');
+    let before = { ts: Number.MAX_SAFE_INTEGER, id: Number.MAX_SAFE_INTEGER };
+    for (;;) {
+      const rows = this.repo.scansBefore(nodeId, fromMs, toMs, bots, before, pageSize);
+      if (rows.length > 0) yield rows.map(toApiScan);
+      if (rows.length < pageSize) return;
+      const last = rows[rows.length - 1] as ScanEventRow;
+      before = { ts: last.ts, id: last.id };
+    }
   }
 }
+
+export type ApiScan = ReturnType<typeof toApiScan>;
 
 export function toApiScan(row: ScanEventRow) {
   return {

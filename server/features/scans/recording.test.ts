@@ -106,7 +106,26 @@ describe('scan recording (migration 060 layout)', () => {
     expect(analytics.listScans('n1', { bots: 'include', limit: 2, offset: 0 }).rows).toHaveLength(2);
     expect(analytics.listScans('n1', { bots: 'include', limit: 10, offset: 0 }).total).toBe(4);
     expect(analytics.listScans('n1', { bots: 'only', limit: 10, offset: 0 }).total).toBe(1);
-    expect([...analytics.iterateScans('n1', { bots: 'include' })]).toHaveLength(4);
+    expect([...analytics.scanPages('n1', { bots: 'include' })].flat()).toHaveLength(4);
+  });
+
+  it('pages through a node\'s scans newest first by (time, id), ties included, none twice (CSV export)', () => {
+    const { db, writer, analytics } = setup();
+    addNode(db, 'n1', 'AAAAAAAA');
+    addNode(db, 'n2', 'BBBBBBBB');
+    const same = T0 + 500_000;
+    writer.write([scan('n1'), scan('n1', { ts: same }), scan('n1', { ts: same }), scan('n2'), scan('n1', { ts: same })]);
+    writer.write([scan('n1', { is_bot: 1 }), scan('n1'), scan('n1', { ts: same }), scan('n1')]);
+    const all = analytics.listScans('n1', { bots: 'include', limit: 100, offset: 0 }).rows;
+    expect(all).toHaveLength(8);
+    const pages = [...analytics.scanPages('n1', { bots: 'include' }, 3)];
+    expect(pages.map((p) => p.length)).toEqual([3, 3, 2]);
+    expect(pages.flat().map((s) => s.id)).toEqual(all.map((s) => s.id));
+    // exactly a page size: no empty page at the end
+    expect([...analytics.scanPages('n1', { bots: 'include' }, 4)].map((p) => p.length)).toEqual([4, 4]);
+    expect([...analytics.scanPages('n1', {}, 3)].flat()).toHaveLength(7);
+    expect([...analytics.scanPages('n1', { from: new Date(same).toISOString(), to: new Date(same + 1).toISOString() }, 2)].flat()).toHaveLength(4);
+    expect([...analytics.scanPages('n2', {}, 3)].flat()).toHaveLength(1);
   });
 
   it('deleting a node deletes its scans, folded and not yet folded, and nobody else\'s', () => {

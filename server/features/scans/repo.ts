@@ -294,9 +294,26 @@ export class AnalyticsRepo {
       .all(nodeId, fromMs, toMs, limit, offset) as ScanEventRow[];
   }
 
-  iterateScans(nodeId: string, fromMs: number, toMs: number, bots: 'exclude' | 'include' | 'only'): IterableIterator<ScanEventRow> {
+  /**
+   * Up to `limit` scans older than `before` (by time, then id), newest first: a keyset page, as
+   * cheap deep into millions of scans as at the start (the primary key is (node_id, ts, id)).
+   */
+  scansBefore(
+    nodeId: string,
+    fromMs: number,
+    toMs: number,
+    bots: 'exclude' | 'include' | 'only',
+    before: { ts: number; id: number },
+    limit: number,
+  ): ScanEventRow[] {
+    // One upper bound on ts (SQLite uses one per index range); ties on ts are told apart by id.
+    const upper = Math.min(toMs - 1, before.ts);
     return this.db
-      .prepare(`SELECT ${AnalyticsRepo.COLUMNS} ${AnalyticsRepo.BY_NODE}${this.scanFilter(bots)} ORDER BY i.ts DESC, i.id DESC`)
-      .iterate(nodeId, fromMs, toMs) as IterableIterator<ScanEventRow>;
+      .prepare(
+        `SELECT ${AnalyticsRepo.COLUMNS} FROM scan_events_by_node i JOIN scan_events e ON e.id = i.id
+         WHERE i.node_id = ? AND i.ts >= ? AND i.ts <= ? AND (i.ts < ? OR i.id < ?)${this.scanFilter(bots)}
+         ORDER BY i.ts DESC, i.id DESC LIMIT ?`,
+      )
+      .all(nodeId, fromMs, upper, before.ts, before.id, limit) as ScanEventRow[];
   }
 }

@@ -1,10 +1,13 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import { z } from 'zod';
 import { defineRoute } from '../../http/route.ts';
 import { csvRow } from '../../platform/csv.ts';
 import { SlugParams } from '../../schemas/nodes.ts';
 import { AnalyticsQuery, NodeAnalytics, OrgAnalytics, OrgAnalyticsQuery, QrQuery, ScanEvent, ScansQuery } from '../../schemas/analytics.ts';
 import type { NodeService } from '../nodes/service.ts';
-import { SCAN_CSV_HEADER, toApiScan, type ScanAnalytics } from './analytics.ts';
+import { SCAN_CSV_HEADER, type ScanAnalytics } from './analytics.ts';
 import { printedScanUrl, qrFile } from './qr.ts';
 
 export interface ScanRouteDeps {
@@ -54,23 +57,27 @@ export function scanRoutes({ nodes, analytics, scanBase }: ScanRouteDeps) {
         },
         404: { description: 'Node not found' },
       },
-      handler: ({ params, query, auth, res }) => {
+      handler: async ({ params, query, auth, res }) => {
         const node = nodes.get(auth.orgId, params.slug);
         if (query.format === 'csv') {
-          // Streamed row by row: a node may have millions of scans.
-          const rows = analytics.iterateScans(node.id, query);
+          const pages = analytics.scanPages(node.id, query);
           res.status(200).type('text/csv; charset=utf-8').setHeader('Content-Disposition', `attachment; filename="${node.slug}-scans.csv"`);
-          res.write(csvRow(SCAN_CSV_HEADER));
-          let chunk = '';
-          for (const row of rows) {
-            const s = toApiScan(row);
-            chunk += csvRow(SCAN_CSV_HEADER.map((c) => s[c]));
-            if (chunk.length > 64 * 1024) {
-              res.write(chunk);
-              chunk = '';
+          // A node may have millions of scans: a page at a time, the event loop free in between
+          // (scans go on being answered), and no faster than the client reads (Readable.from
+          // pulls the next page only when the response wants more).
+          async function* csv() {
+            yield csvRow(SCAN_CSV_HEADER);
+            for (const page of pages) {
+              yield page.map((s) => csvRow(SCAN_CSV_HEADER.map((c) => s[c]))).join('');
+              await nextTurn();
             }
           }
-          res.end(chunk);
+          try {
+            await pipeline(Readable.from(csv()), res);
+          } catch (err) {
+            // The client went away: nothing to answer. Anything else is a server error.
+            if ((err as NodeJS.ErrnoException).code !== 'ERR_STREAM_PREMATURE_CLOSE') throw err;
+          }
           return undefined;
         }
         const { rows, total } = analytics.listScans(node.id, query);
