@@ -472,6 +472,34 @@ describe('analytics', () => {
     expect((await server.api('GET', `/nodes/${node.slug}/scans?limit=1`)).body.total).toBe(2601);
   });
 
+  it('a query behind a large unfolded backlog folds it in chunks: the server answers meanwhile', async () => {
+    clock.advance(3_600_000);
+    const node = createNode('redirect', { url: 'https://example.com' });
+    const writer = new ScanWriter(db());
+    const t0 = Date.parse('2026-10-02T00:00:00.000Z');
+    for (let b = 0; b < 40; b++) {
+      writer.write(
+        Array.from({ length: 500 }, (_, i) => ({
+          node_id: node.id, org_id: server.orgId, slug: node.slug, ts: t0 + (b * 500 + i) * 1000, device_type: 'mobile', os: 'ios',
+          browser: 'Mobile Safari', country: 'FR', source: 'qr', rule_id: null, outcome: 'redirect', is_bot: 0, visitor_hash: `w${b}-${i}`,
+        })),
+      );
+    }
+    const done: string[] = [];
+    const query = server.api('GET', `/nodes/${node.slug}/analytics?from=2026-10-01&to=2026-10-03`).then((r) => {
+      done.push('analytics');
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 15)); // the query has started folding 20 000 scans
+    const health = await fetch(`${server.url}/healthz`);
+    done.push('healthz');
+    expect(health.status).toBe(200);
+    const analytics = await query;
+    expect(analytics.status).toBe(200);
+    expect(analytics.body.data.totals.scans).toBe(20_000);
+    expect(done).toEqual(['healthz', 'analytics']);
+  });
+
   it('rejects bad queries with 422 and unknown nodes with 404', async () => {
     const node = createNode('redirect', { url: 'https://example.com' });
     const bad = await server.api('GET', `/nodes/${node.slug}/analytics?interval=month`);

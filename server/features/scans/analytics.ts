@@ -4,6 +4,7 @@
  * background step folds from scan_events (and that every query first brings up to date), so a
  * query reads at most one row per node, hour and dimension value instead of every scan.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import { ValidationError } from '../../platform/errors.ts';
@@ -69,8 +70,8 @@ export class ScanAnalytics {
    * a sustained load scans come first, but above `BACKLOG_LIMIT` one chunk a second is folded
    * anyway (enough for ~500 scans/s sustained, ~1 % of a core; smaller or more frequent chunks
    * cost far more per event, each commit rewriting the same roll-up pages): every query folds what
-   * is pending before it reads, on the event loop, so an unbounded backlog would stall the scan
-   * path for as long as the fold takes (a busy day of steady scans never has a quiet second).
+   * is pending before it reads (in chunks, caughtUp), so an unbounded backlog would make every
+   * query slow (a busy day of steady scans never has a quiet second).
    */
   start(lastScanAt: () => number = () => 0, options: { backlogLimit?: number; stepMs?: number } = {}): void {
     if (this.timer) return;
@@ -102,7 +103,22 @@ export class ScanAnalytics {
     this.chain = null;
   }
 
-  /** Folds every scan recorded so far into the roll-ups. */
+  /**
+   * Folds every scan recorded before the call, a chunk at a time with the event loop free between
+   * chunks. The API awaits it before a query, so a large backlog (after a burst of scans faster
+   * than the background fold keeps up with) makes that query wait, not the scans being answered
+   * meanwhile; the query's own catchUp() then has only the last moment's scans left.
+   */
+  async caughtUp(): Promise<void> {
+    const target = this.repo.foldedThrough() + this.repo.backlog();
+    while (this.repo.foldedThrough() < target) {
+      // Fewer than a chunk read: nothing is left (scans of a deleted node may have left a gap).
+      if (this.repo.rollUp(FOLD_CHUNK) < FOLD_CHUNK) return;
+      await nextTurn();
+    }
+  }
+
+  /** Folds every scan recorded so far into the roll-ups, at once. */
   catchUp(): void {
     while (this.repo.rollUp(ROLLUP_CHUNK) === ROLLUP_CHUNK) {
       // keep folding

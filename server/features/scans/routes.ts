@@ -26,8 +26,9 @@ export function scanRoutes({ nodes, analytics, scanBase }: ScanRouteDeps) {
       params: SlugParams,
       query: AnalyticsQuery,
       responses: { 200: { description: 'Analytics', schema: NodeAnalytics }, 404: { description: 'Node not found' } },
-      handler: ({ params, query, auth }) => {
+      handler: async ({ params, query, auth }) => {
         const node = nodes.get(auth.orgId, params.slug);
+        await analytics.caughtUp();
         return { data: analytics.forNode(node, query) };
       },
     }),
@@ -38,7 +39,10 @@ export function scanRoutes({ nodes, analytics, scanBase }: ScanRouteDeps) {
       tags: ['Analytics'],
       query: OrgAnalyticsQuery,
       responses: { 200: { description: 'Analytics', schema: OrgAnalytics } },
-      handler: ({ query, auth }) => ({ data: analytics.forOrg(auth.orgId, query) }),
+      handler: async ({ query, auth }) => {
+        await analytics.caughtUp();
+        return { data: analytics.forOrg(auth.orgId, query) };
+      },
     }),
     defineRoute({
       method: 'get',
@@ -59,6 +63,7 @@ export function scanRoutes({ nodes, analytics, scanBase }: ScanRouteDeps) {
       },
       handler: async ({ params, query, auth, res }) => {
         const node = nodes.get(auth.orgId, params.slug);
+        await analytics.caughtUp();
         if (query.format === 'csv') {
           const pages = analytics.scanPages(node.id, query);
           res.status(200).type('text/csv; charset=utf-8').setHeader('Content-Disposition', `attachment; filename="${node.slug}-scans.csv"`);
