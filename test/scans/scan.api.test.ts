@@ -49,6 +49,19 @@ function db() {
   return server.running.db;
 }
 
+/** Records `count` human scans of the node straight through the scan writer (not folded yet). */
+function recordStraight(node: { id: string; slug: string }, count: number, at: (i: number) => number): void {
+  const writer = new ScanWriter(db());
+  for (let from = 0; from < count; from += 500) {
+    writer.write(
+      Array.from({ length: Math.min(500, count - from) }, (_, k) => ({
+        node_id: node.id, org_id: server.orgId, slug: node.slug, ts: at(from + k), device_type: 'mobile', os: 'ios', browser: 'Mobile Safari',
+        country: 'FR', source: 'qr', rule_id: null, outcome: 'redirect', is_bot: 0, visitor_hash: `straight-${from + k}`,
+      })),
+    );
+  }
+}
+
 function scanRows(nodeId: string) {
   return db().prepare('SELECT * FROM scan_events WHERE node_id = ? ORDER BY id').all(nodeId) as Array<Record<string, unknown>>;
 }
@@ -438,17 +451,8 @@ describe('analytics', () => {
   it('exports thousands of scans as CSV a page at a time, and a client leaving mid-export costs nothing', async () => {
     clock.advance(3_600_000); // a fresh rate-limit window for this test's requests
     const node = createNode('redirect', { url: 'https://example.com' });
-    const writer = new ScanWriter(db());
-    const t0 = Date.parse('2026-10-01T00:00:00.000Z');
-    for (let b = 0; b < 26; b++) {
-      writer.write(
-        Array.from({ length: 100 }, (_, i) => ({
-          node_id: node.id, org_id: server.orgId, slug: node.slug, ts: t0 + Math.floor((b * 100 + i) / 2) * 1000, // pairs share a time
-          device_type: 'mobile', os: 'ios', browser: 'Mobile Safari', country: 'FR', source: 'qr', rule_id: null,
-          outcome: 'redirect', is_bot: 0, visitor_hash: `v${b}-${i}`,
-        })),
-      );
-    }
+    // pairs of scans share a time
+    recordStraight(node, 2600, (i) => Date.parse('2026-10-01T00:00:00.000Z') + Math.floor(i / 2) * 1000);
     const csv = await server.api('GET', `/nodes/${node.slug}/scans?format=csv`);
     expect(csv.status).toBe(200);
     const lines = csv.text.trim().split('\r\n');
@@ -475,16 +479,7 @@ describe('analytics', () => {
   it('a query behind a large unfolded backlog folds it in chunks: the server answers meanwhile', async () => {
     clock.advance(3_600_000);
     const node = createNode('redirect', { url: 'https://example.com' });
-    const writer = new ScanWriter(db());
-    const t0 = Date.parse('2026-10-02T00:00:00.000Z');
-    for (let b = 0; b < 40; b++) {
-      writer.write(
-        Array.from({ length: 500 }, (_, i) => ({
-          node_id: node.id, org_id: server.orgId, slug: node.slug, ts: t0 + (b * 500 + i) * 1000, device_type: 'mobile', os: 'ios',
-          browser: 'Mobile Safari', country: 'FR', source: 'qr', rule_id: null, outcome: 'redirect', is_bot: 0, visitor_hash: `w${b}-${i}`,
-        })),
-      );
-    }
+    recordStraight(node, 20_000, (i) => Date.parse('2026-10-02T00:00:00.000Z') + i * 1000);
     const done: string[] = [];
     const query = server.api('GET', `/nodes/${node.slug}/analytics?from=2026-10-01&to=2026-10-03`).then((r) => {
       done.push('analytics');
