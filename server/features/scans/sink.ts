@@ -46,6 +46,9 @@ export function inlineSink(db: Database): ScanSink {
 export function openScanConnection(db: Database): Database | null {
   if (db.memory || !db.name || db.name === ':memory:') return null;
   if (Number(db.pragma('synchronous', { simple: true })) < 2) return null;
+  // No change-capture functions (db/capture.ts) here: the scan path writes no synced table or
+  // column (scan_count is not captured), so a trigger needing them would fail loudly, not
+  // record changes under a wrong writer.
   const own = new BetterSqlite3(db.name);
   own.pragma('busy_timeout = 5000');
   own.pragma('foreign_keys = ON');
