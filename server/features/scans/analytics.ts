@@ -110,10 +110,9 @@ export class ScanAnalytics {
    * meanwhile; the query's own catchUp() then has only the last moment's scans left.
    */
   async caughtUp(): Promise<void> {
-    const target = this.repo.foldedThrough() + this.repo.backlog();
-    while (this.repo.foldedThrough() < target) {
-      // Fewer than a chunk read: nothing is left (scans of a deleted node may have left a gap).
-      if (this.repo.rollUp(FOLD_CHUNK) < FOLD_CHUNK) return;
+    // At most the backlog of the call (later scans are the query's own catchUp's); fewer than a
+    // chunk read means nothing is left.
+    for (let left = this.repo.backlog(); left > 0 && this.repo.rollUp(FOLD_CHUNK) === FOLD_CHUNK; left -= FOLD_CHUNK) {
       await nextTurn();
     }
   }

@@ -145,11 +145,6 @@ export class AnalyticsRepo {
     return this.backlogStmt.get() as number;
   }
 
-  /** The last scan event folded (the watermark). */
-  foldedThrough(): number {
-    return this.watermark.get() as number;
-  }
-
   /**
    * Folds up to `max` new scan events into the roll-ups and the per-node order
    * (scan_events_by_node, bots included); returns how many were read.
