@@ -80,8 +80,9 @@ export function walSyncedSink(own: Database): ScanSink {
  * Moves WAL checkpoints of a file database to a background thread: `wal_autocheckpoint` is
  * turned off on `connections` (all to the same file, so no commit on them stalls for a
  * checkpoint's copy and fsync) and a worker runs PASSIVE checkpoints every second on its own
- * connection (it never writes rows, so it cannot conflict with their transactions). If that thread dies, automatic checkpoints are turned
- * back on. Returns the stop function, or null for an in-memory database.
+ * connection (it never writes rows, so it cannot conflict with their transactions). If that
+ * thread dies, automatic checkpoints are turned back on. Returns the stop function, or null for
+ * an in-memory database.
  */
 export function backgroundCheckpoints(connections: Database[], onError: (err: unknown) => void): (() => Promise<void>) | null {
   const db = connections[0];
