@@ -15,6 +15,8 @@ export interface CaptureState {
   applying: { writer: string; hlc: string } | null;
   /** The clock behind the HLC (the app's injected clock once createSync ran). */
   now: () => number;
+  /** The sync group of the open store transaction (sqliteStore.ts sets it); null outside one. */
+  group: string | null;
 }
 
 const states = new WeakMap<Database, CaptureState>();
@@ -26,17 +28,18 @@ export function captureState(db: Database): CaptureState {
 }
 
 export function registerCapture(db: Database): CaptureState {
-  const state: CaptureState = { hlc: undefined as unknown as Hlc, writer: UNPAIRED_WRITER, applying: null, now: () => Date.now() };
+  const state: CaptureState = { hlc: undefined as unknown as Hlc, writer: UNPAIRED_WRITER, applying: null, now: () => Date.now(), group: null };
   state.hlc = new Hlc(() => state.now());
   states.set(db, state);
   let group: string | null = null;
   db.function('waymark_hlc', { deterministic: false }, () => state.applying?.hlc ?? state.hlc.send());
   db.function('waymark_writer', { deterministic: false }, () => state.applying?.writer ?? state.writer);
   db.function('waymark_sync_applying', { deterministic: false }, () => (state.applying ? 1 : 0));
-  // better-sqlite3 transactions are synchronous: every row written before the next turn of the
-  // event loop belongs to the same transaction (or to one right after it, which is harmless:
-  // a group only has to travel whole).
+  // A store transaction names its group (sqliteStore.ts). A synchronous better-sqlite3
+  // transaction runs within one microtask: every row written before the next one belongs to the
+  // same transaction (or to one right after it, which is harmless: a group only has to travel whole).
   db.function('waymark_group', { deterministic: false }, () => {
+    if (state.group !== null) return state.group;
     if (group === null) {
       group = randomBytes(8).toString('hex');
       queueMicrotask(() => {
