@@ -141,7 +141,7 @@ async function main(): Promise<void> {
     return;
   }
   const serverUrl = running.url.replace('://0.0.0.0', '://127.0.0.1');
-  const created = running.app.services.keys.startSessionKey(SESSION_KEY_NAME);
+  const created = await running.app.services.keys.startSessionKey(SESSION_KEY_NAME);
   sessionKey = created.apiKey;
   orgId = created.key.org_id;
 
@@ -201,12 +201,9 @@ app.on('will-quit', (event) => {
   quitting = true;
   event.preventDefault();
   const server = running;
-  try {
-    if (orgId) server.app.services.keys.endSessionKeys(SESSION_KEY_NAME, orgId);
-  } catch {
-    // the next start revokes it anyway
-  }
-  void server.close().finally(() => app.quit());
+  // A failed revoke is harmless: the next start revokes the key anyway.
+  const revoked = orgId ? server.app.services.keys.endSessionKeys(SESSION_KEY_NAME, orgId).catch(() => undefined) : Promise.resolve();
+  void revoked.then(() => server.close()).finally(() => app.quit());
 });
 
 void main();

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Database } from 'better-sqlite3';
+import { SqliteStore } from './db/sqliteStore.ts';
+import type { Store } from './db/store.ts';
 import type { Express } from 'express';
 import type { Registry } from 'prom-client';
 import type { AppConfig } from './config.ts';
@@ -62,7 +64,8 @@ export const consoleLogger: Logger = {
 };
 
 export interface CreateAppOptions {
-  db: Database;
+  /** The database (server/db/store.ts): SQLite embedded, or PostgreSQL for the central tier. */
+  store: Store;
   clock: Clock;
   config: AppConfig;
   logger?: Logger;
@@ -96,8 +99,17 @@ export interface App {
   routes: readonly AnyRouteSpec[];
 }
 
+/**
+ * The SQLite connection for the features not yet moved onto the store (issue 19). They cannot
+ * run on PostgreSQL, so an instance on PostgreSQL refuses to start until they are.
+ */
+function legacyConnection(store: Store): Database {
+  if (store instanceof SqliteStore) return store.connection;
+  throw new Error('This build cannot run on PostgreSQL yet: some features still use the SQLite connection directly');
+}
+
 function createServices(
-  db: Database,
+  store: Store,
   clock: Clock,
   config: AppConfig,
   logger: Logger,
@@ -105,13 +117,14 @@ function createServices(
   resourcesDir = defaultResourcesDir(),
   secrets: SecretStore = defaultSecretStore(config.dataDir),
 ) {
+  const db = legacyConnection(store);
   const outbox = new Outbox(db, clock);
   // Sync (pairing, slug leases) comes first: it decides where slugs come from.
   const sync = createSync({ db, clock, outbox, logger, dataDir: config.dataDir, secrets, config: config.sync });
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
   const batchesRepo = new BatchesRepo(db);
-  const keysRepo = new KeysRepo(db);
+  const keysRepo = new KeysRepo();
   const slugs = new SlugAllocator(db, clock, sync.slugSource, sync.blockTaken);
   const scanUrl = (slug: string) => `${config.scanBase}/v/${slug}`;
 
@@ -129,7 +142,7 @@ function createServices(
     apiBase: `${config.publicUrl}/v1`,
     assertCanMint: sync.assertCanMint,
   });
-  const keys = new KeyService(db, keysRepo, clock);
+  const keys = new KeyService(store, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
   const print = new PrintService({ clock, batches, nodes, printers: new PrintersRepo(db), ...loadPrintResources(resourcesDir) });
   const privateList = createPrivateAddressList();
@@ -201,8 +214,9 @@ function createServices(
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ db, clock, config, logger = consoleLogger, nfc = null, resourcesDir, secrets, scanFlush }: CreateAppOptions): App {
-  const services = createServices(db, clock, config, logger, nfc, resourcesDir, secrets);
+export function createApp({ store, clock, config, logger = consoleLogger, nfc = null, resourcesDir, secrets, scanFlush }: CreateAppOptions): App {
+  const db = legacyConnection(store);
+  const services = createServices(store, clock, config, logger, nfc, resourcesDir, secrets);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),

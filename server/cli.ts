@@ -1,12 +1,12 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
 import { VERSION } from './config.ts';
-import { openDatabase } from './db/database.ts';
+import { openStore, type OpenedStore } from './db/openStore.ts';
 import { KeysRepo } from './features/keys/repo.ts';
 import { KeyService } from './features/keys/service.ts';
 import { systemClock } from './platform/clock.ts';
 import { PLANS, type Plan } from './schemas/common.ts';
-import { databaseFile, startServer } from './serve.ts';
+import { startServer } from './serve.ts';
 
 const program = new Command()
   .name('waymark')
@@ -14,6 +14,10 @@ const program = new Command()
   .version(VERSION);
 
 const dataOption = () => new Option('--data <dir>', 'data directory').env('WAYMARK_DATA').default('./data');
+const databaseOption = () =>
+  new Option('--database <url>', 'PostgreSQL URL (postgres://…): the data lives there instead of <data>/waymark.sqlite (the central tier)').env(
+    'WAYMARK_DATABASE',
+  );
 // Boolean flags read their WAYMARK_* variable through envFlag, not commander's .env(): commander
 // turns a boolean flag on whenever the variable is set, so WAYMARK_TRUST_PROXY=false enabled it.
 const jsonOption = () => new Option('--json', 'print one JSON line (env: WAYMARK_JSON)');
@@ -24,6 +28,7 @@ program
   .addOption(new Option('--host <host>', 'address to listen on').env('WAYMARK_HOST').default('127.0.0.1'))
   .addOption(new Option('--port <port>', 'port (0 picks a free one)').env('WAYMARK_PORT').default('8787').argParser(parsePort))
   .addOption(dataOption())
+  .addOption(databaseOption())
   .addOption(new Option('--scan-base <url>', 'public address printed on tags (default: the listening URL)').env('WAYMARK_SCAN_BASE'))
   .addOption(new Option('--trust-proxy', 'honour X-Forwarded-For and CF-IPCountry from a reverse proxy (env: WAYMARK_TRUST_PROXY)'))
   .addOption(
@@ -42,6 +47,7 @@ program
     host: string;
     port: number | string;
     data: string;
+    database?: string;
     scanBase?: string;
     trustProxy?: boolean;
     webhooksPublicOnly?: boolean;
@@ -56,6 +62,7 @@ program
     if (opts.remote !== undefined && !/^https?:\/\/[^/\s]+\/?$/i.test(opts.remote)) fail('--remote must be an http(s) origin such as https://waymark.example.com');
     if (opts.remoteKey !== undefined && opts.remote === undefined) fail('--remote-key needs --remote');
     const port = typeof opts.port === 'string' ? parsePort(opts.port) : opts.port;
+    checkDatabaseUrl(opts.database);
     const trustProxy = opts.trustProxy === true || envFlag('WAYMARK_TRUST_PROXY');
     const webhooks = {
       publicOnly: opts.webhooksPublicOnly === true || envFlag('WAYMARK_WEBHOOKS_PUBLIC_ONLY'),
@@ -68,6 +75,7 @@ program
         host: opts.host,
         port,
         dataDir: opts.data,
+        database: opts.database,
         scanBase: opts.scanBase,
         trustProxy,
         webhooks,
@@ -75,7 +83,7 @@ program
         sync: { remoteUrl: opts.remote, remoteKey: opts.remoteKey },
       });
     } catch (err) {
-      fail(startupError(err, opts.host, port, opts.data));
+      fail(startupError(err, opts.host, port, opts.database ? 'the database' : `data directory ${opts.data}`));
     }
     const site = running.app.services.sync.site;
     // Paired by flags, or earlier at runtime (POST /v1/sync/pair) with the key in the secret store.
@@ -84,7 +92,7 @@ program
       console.log(`Paired with remote ${site.remoteUrl}${key}`);
     }
     console.log(`Waymark ${VERSION} listening on ${running.url}`);
-    console.log(`Data: ${databaseFile(opts.data)}`);
+    console.log(`Data: ${running.location}`);
     if (running.firstRun) {
       console.log('');
       console.log('Created the default organization. Its API key (shown only this once):');
@@ -116,12 +124,13 @@ org
   .description('create an organization and its first API key')
   .requiredOption('--name <name>', 'organization name')
   .addOption(dataOption())
+  .addOption(databaseOption())
   .addOption(jsonOption())
-  .action((opts: { name: string; data: string; json?: boolean }) => {
+  .action(async (opts: { name: string; data: string; database?: string; json?: boolean }) => {
     const name = nonBlank(opts.name, '--name');
     const json = opts.json === true || envFlag('WAYMARK_JSON');
-    withKeys(opts.data, (keys) => {
-      const { org: created, apiKey } = keys.createOrgWithKey(name, 'First key');
+    await withKeys(opts, async (keys) => {
+      const { org: created, apiKey } = await keys.createOrgWithKey(name, 'First key');
       if (json) {
         console.log(JSON.stringify({ org: { id: created.id, name: created.name }, api_key: apiKey }));
       } else {
@@ -139,14 +148,15 @@ keysCommand
   .requiredOption('--name <name>', 'key name')
   .addOption(new Option('--plan <plan>', 'rate-limit plan').choices(PLANS).default('developer'))
   .addOption(dataOption())
+  .addOption(databaseOption())
   .addOption(jsonOption())
-  .action((opts: { org: string; name: string; plan: Plan; data: string; json?: boolean }) => {
+  .action(async (opts: { org: string; name: string; plan: Plan; data: string; database?: string; json?: boolean }) => {
     const name = nonBlank(opts.name, '--name');
     const json = opts.json === true || envFlag('WAYMARK_JSON');
-    withKeys(opts.data, (keys) => {
+    await withKeys(opts, async (keys) => {
       let result;
       try {
-        result = keys.createKey(opts.org, name, opts.plan);
+        result = await keys.createKey(opts.org, name, opts.plan);
       } catch {
         fail(`organization ${opts.org} not found`);
       }
@@ -160,8 +170,8 @@ keysCommand
     });
   });
 
-/** One line saying why the server could not start (a port in use, an unusable data directory). */
-function startupError(err: unknown, host: string, port: number, dataDir: string): string {
+/** One line saying why the server could not start (a port in use, an unusable data directory or database). */
+function startupError(err: unknown, host: string, port: number, data: string): string {
   const e = err as NodeJS.ErrnoException;
   if (e?.syscall === 'listen') {
     if (e.code === 'EADDRINUSE') return `port ${port} on ${host} is already in use (choose another with --port)`;
@@ -169,23 +179,30 @@ function startupError(err: unknown, host: string, port: number, dataDir: string)
     if (e.code === 'EADDRNOTAVAIL' || e.code === 'ENOTFOUND') return `${host} is not an address of this machine`;
     return `cannot listen on ${host}:${port}: ${e.message}`;
   }
-  return `cannot use data directory ${dataDir}: ${err instanceof Error ? err.message : String(err)}`;
+  return `cannot use ${data}: ${err instanceof Error ? err.message : String(err)}`;
 }
 
-function openData(dataDir: string) {
+function checkDatabaseUrl(url: string | undefined): void {
+  if (url !== undefined && url !== '' && !/^postgres(ql)?:\/\/\S+$/i.test(url)) fail('--database must be a postgres:// or postgresql:// URL');
+}
+
+/** Opens the instance's data (`--database`, else the data directory), or fails with one line. */
+async function openData(opts: { data: string; database?: string | undefined }): Promise<OpenedStore> {
+  checkDatabaseUrl(opts.database);
   try {
-    return openDatabase(databaseFile(dataDir));
+    return await openStore({ dataDir: opts.data, database: opts.database });
   } catch (err) {
-    fail(`cannot use data directory ${dataDir}: ${err instanceof Error ? err.message : String(err)}`);
+    const what = opts.database ? 'the database' : `data directory ${opts.data}`;
+    fail(`cannot use ${what}: ${err instanceof Error ? err.message : String(err)}`);
   }
 }
 
-function withKeys(dataDir: string, run: (keys: KeyService) => void): void {
-  const db = openData(dataDir);
+async function withKeys(opts: { data: string; database?: string | undefined }, run: (keys: KeyService) => Promise<void>): Promise<void> {
+  const opened = await openData(opts);
   try {
-    run(new KeyService(db, new KeysRepo(db), systemClock));
+    await run(new KeyService(opened.store, new KeysRepo(), systemClock));
   } finally {
-    db.close();
+    await opened.close();
   }
 }
 

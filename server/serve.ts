@@ -1,11 +1,12 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
-import { join } from 'node:path';
 import { type App, createApp, type Logger, consoleLogger } from './app.ts';
 import { makeConfig, type WebhookSettings } from './config.ts';
 import type { SyncConfig } from './features/sync/index.ts';
-import { type Database, openDatabase } from './db/database.ts';
+import type { Database } from './db/database.ts';
+import { databaseFile, openStore } from './db/openStore.ts';
+import type { Store } from './db/store.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { SecretStore } from './platform/secrets.ts';
 import { NfcBridge, type NfcBridgeOptions } from './features/nfc/bridge.ts';
@@ -14,6 +15,8 @@ export interface ServeOptions {
   host: string;
   port: number;
   dataDir: string;
+  /** `--database`: a postgres:// URL puts the data on PostgreSQL (the central tier) instead of `<dataDir>/waymark.sqlite`. */
+  database?: string | undefined;
   scanBase?: string | undefined;
   trustProxy?: boolean | undefined;
   /** Folder of the built console (default: the project's out/renderer). */
@@ -36,16 +39,18 @@ export interface ServeOptions {
 export interface RunningServer {
   url: string;
   app: App;
-  db: Database;
+  store: Store;
+  /** The SQLite connection, for tests that inspect rows; throws on PostgreSQL (use `store`). */
+  readonly db: Database;
+  /** Where the data lives (the SQLite file, or the PostgreSQL URL without its password). */
+  location: string;
   server: Server;
   /** Set when this start created the default organization: its first key, shown once. */
   firstRun?: { orgId: string; apiKey: string };
   close(): Promise<void>;
 }
 
-export function databaseFile(dataDir: string): string {
-  return join(dataDir, 'waymark.sqlite');
-}
+export { databaseFile };
 
 /** An address phones on the LAN can reach when listening on all interfaces. */
 function reachableHost(host: string): string {
@@ -60,7 +65,8 @@ function reachableHost(host: string): string {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? consoleLogger;
-  const db = openDatabase(databaseFile(options.dataDir));
+  const opened = await openStore({ dataDir: options.dataDir, database: options.database });
+  const { store, sqlite: db } = opened;
   const server = createServer();
   try {
     await new Promise<void>((resolve, reject) => {
@@ -68,7 +74,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       server.listen(options.port, options.host, () => resolve());
     });
   } catch (err) {
-    db.close(); // e.g. the port is in use: do not leave the database open behind the error
+    await opened.close(); // e.g. the port is in use: do not leave the database open behind the error
     throw err;
   }
   const { port } = server.address() as AddressInfo;
@@ -86,12 +92,12 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     ? new NfcBridge({ log: (m) => logger.info(m), ...(typeof options.nfc === 'object' ? options.nfc : {}) })
     : null;
   nfc?.start();
-  const app = createApp({ db, clock, config, logger, nfc, ...(options.secrets ? { secrets: options.secrets } : {}) });
+  const app = createApp({ store, clock, config, logger, nfc, ...(options.secrets ? { secrets: options.secrets } : {}) });
   server.on('request', app.handle);
 
   let firstRun: RunningServer['firstRun'];
-  if (!app.services.keys.hasOrganizations()) {
-    const created = app.services.keys.createOrgWithKey('Default organization', 'First key');
+  if (!(await app.services.keys.hasOrganizations())) {
+    const created = await app.services.keys.createOrgWithKey('Default organization', 'First key');
     firstRun = { orgId: created.org.id, apiKey: created.apiKey };
   }
   app.start();
@@ -105,8 +111,20 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       });
       await app.stop();
       await nfc?.stop();
-      db.close();
+      await opened.close();
     })());
 
-  return { url, app, db, server, ...(firstRun ? { firstRun } : {}), close };
+  return {
+    url,
+    app,
+    store,
+    get db(): Database {
+      if (!db) throw new Error('This instance runs on PostgreSQL: inspect its rows through `store`');
+      return db;
+    },
+    location: opened.location,
+    server,
+    ...(firstRun ? { firstRun } : {}),
+    close,
+  };
 }

@@ -68,8 +68,8 @@ function bearer(req: Request): string | undefined {
 
 /** Authenticates, charges the rate budget and sets the X-RateLimit-* headers. */
 export function guard(deps: ApiDeps, budget: Budget) {
-  return (req: Request, res: Response, next: NextFunction) => {
-    const auth = deps.keys.authenticate(bearer(req));
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const auth = await deps.keys.authenticate(bearer(req));
     if (!auth) throw new UnauthorizedError();
     const decision = deps.rateLimiter.check(auth.keyId, auth.limits, budget);
     res.setHeader('X-RateLimit-Limit', String(decision.limit));

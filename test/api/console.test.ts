@@ -119,13 +119,13 @@ describe('GET /v1/instance and the desktop session key', () => {
 
   it('rotates the desktop session key: a new start revokes the previous one', async () => {
     const keys = s.running.app.services.keys;
-    const first = keys.startSessionKey('Desktop app session');
+    const first = await keys.startSessionKey('Desktop app session');
     expect(first.key.plan).toBe('enterprise');
     expect((await apiRequest(s.running.url, 'GET', '/instance', undefined, first.apiKey)).status).toBe(200);
-    const second = keys.startSessionKey('Desktop app session');
+    const second = await keys.startSessionKey('Desktop app session');
     expect((await apiRequest(s.running.url, 'GET', '/instance', undefined, first.apiKey)).status).toBe(401);
     expect((await apiRequest(s.running.url, 'GET', '/instance', undefined, second.apiKey)).status).toBe(200);
-    keys.endSessionKeys('Desktop app session', second.key.org_id);
+    await keys.endSessionKeys('Desktop app session', second.key.org_id);
     expect((await apiRequest(s.running.url, 'GET', '/instance', undefined, second.apiKey)).status).toBe(401);
     // Other keys are untouched.
     expect((await apiRequest(s.running.url, 'GET', '/instance', undefined, s.running.firstRun!.apiKey)).status).toBe(200);

@@ -11,8 +11,8 @@ describe('organization isolation', () => {
   beforeAll(async () => {
     server = await startTestServer({ limits: 'unlimited' });
     const keys = server.running.app.services.keys;
-    const other = keys.createOrgWithKey('Other org', 'first');
-    otherKey = keys.createKey(other.org.id, 'other unlimited', 'enterprise', UNLIMITED).apiKey;
+    const other = await keys.createOrgWithKey('Other org', 'first');
+    otherKey = (await keys.createKey(other.org.id, 'other unlimited', 'enterprise', UNLIMITED)).apiKey;
 
     a.slug = (await createNode(server, 'wifi')).slug;
     a.ruleId = (await server.api('POST', `/nodes/${a.slug}/rules`, { rule_type: 'geo_based', conditions: { countries: ['FR'] }, function_type: 'redirect', payload: validPayloads.redirect })).body.data.id;

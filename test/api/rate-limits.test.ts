@@ -20,10 +20,10 @@ describe('rate limits (developer plan, manual clock)', () => {
   afterAll(async () => {
     await server.close();
   });
-  beforeEach(() => {
+  beforeEach(async () => {
     minute += 2;
     clock.set(start + minute * 60_000);
-    key = server.running.app.services.keys.createKey(server.orgId, `rl-${minute}`, 'developer').apiKey;
+    key = (await server.running.app.services.keys.createKey(server.orgId, `rl-${minute}`, 'developer')).apiKey;
   });
 
   const get = (k = key) => server.api('GET', '/nodes?limit=1', undefined, k);
@@ -125,7 +125,7 @@ describe('rate limits (developer plan, manual clock)', () => {
   });
 
   it('limits are per key', async () => {
-    const other = server.running.app.services.keys.createKey(server.orgId, `rl-other-${minute}`, 'developer').apiKey;
+    const other = (await server.running.app.services.keys.createKey(server.orgId, `rl-other-${minute}`, 'developer')).apiKey;
     for (let i = 0; i < 20; i++) await get();
     expect((await get()).status).toBe(429);
     const res = await get(other);
@@ -134,7 +134,7 @@ describe('rate limits (developer plan, manual clock)', () => {
   });
 
   it('the pro plan allows 500 a minute, 100 a second and 50 batches', async () => {
-    const pro = server.running.app.services.keys.createKey(server.orgId, `rl-pro-${minute}`, 'pro').apiKey;
+    const pro = (await server.running.app.services.keys.createKey(server.orgId, `rl-pro-${minute}`, 'pro')).apiKey;
     const first = await get(pro);
     expect(headers(first)).toMatchObject({ limit: '500', remaining: '499' });
     for (let i = 0; i < 99; i++) expect((await get(pro)).status).toBe(200);

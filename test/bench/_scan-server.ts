@@ -16,6 +16,7 @@ import { makeConfig } from '../../server/config.ts';
 import { openDatabase } from '../../server/db/database.ts';
 import { systemClock } from '../../server/platform/clock.ts';
 import { databaseFile } from '../../server/serve.ts';
+import { SqliteStore } from '../../server/db/sqliteStore.ts';
 
 const [mode, dataDir, sync] = process.argv.slice(2);
 
@@ -40,7 +41,7 @@ if (mode === 'bare') {
   const db = openDatabase(databaseFile(dataDir as string), { synchronous: sync === 'normal' ? 'normal' : 'full' });
   const config = makeConfig({ scanBase: 'http://127.0.0.1', trustProxy: true, dataDir: dataDir as string });
   const app = createApp({
-    db,
+    store: new SqliteStore(db),
     clock: systemClock,
     config,
     logger: { info: () => {}, error: (m, err) => console.error(m, err) },

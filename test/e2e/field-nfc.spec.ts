@@ -40,7 +40,7 @@ test.beforeAll(async () => {
     nfc: { env: { ...process.env, ...sandbox.env }, restartDelayMs: 200 },
   });
   const big = { standard_per_minute: 100_000, batch_per_minute: 1000, burst_per_second: 10_000 };
-  key = server.app.services.keys.createKey(server.firstRun!.orgId, 'e2e nfc', 'enterprise', big).apiKey;
+  key = (await server.app.services.keys.createKey(server.firstRun!.orgId, 'e2e nfc', 'enterprise', big)).apiKey;
   base = `http://127.0.0.1:${new URL(server.url).port}`;
   await expect.poll(async () => (await call('GET', '/nfc/status')).body.data.reader.state, { timeout: 20_000 }).toBe('ready');
 });

@@ -36,7 +36,7 @@ describe.skipIf(skip !== null)('NFC tag programming through the API (pcscd + vpc
     });
     // An enterprise key with generous limits: the tests poll the status endpoint.
     const big = { standard_per_minute: 100_000, batch_per_minute: 1000, burst_per_second: 10_000 };
-    apiKey = server.app.services.keys.createKey(server.firstRun!.orgId, 'nfc tests', 'enterprise', big).apiKey;
+    apiKey = (await server.app.services.keys.createKey(server.firstRun!.orgId, 'nfc tests', 'enterprise', big)).apiKey;
     const port = new URL(server.url).port;
     api = (method, path, body) => apiRequest(`http://127.0.0.1:${port}`, method, path, body, apiKey);
     await until('reader ready', async () => (await api('GET', '/nfc/status')).body.data.reader.state === 'ready');
@@ -268,7 +268,7 @@ describe.skipIf(skip !== null)('NFC with no reader plugged in', () => {
     });
     try {
       const big = { standard_per_minute: 100_000, batch_per_minute: 1000, burst_per_second: 10_000 };
-      const key = server.app.services.keys.createKey(server.firstRun!.orgId, 'nfc tests', 'enterprise', big).apiKey;
+      const key = (await server.app.services.keys.createKey(server.firstRun!.orgId, 'nfc tests', 'enterprise', big)).apiKey;
       const api: Api = (m, p, b) => apiRequest(server.url, m, p, b, key);
       if (sandbox.namespaced) {
         await until('no reader', async () => (await api('GET', '/nfc/status')).body.data.reader.state === 'no_reader');

@@ -24,7 +24,7 @@ describe('node.scanned webhooks', () => {
   });
 
   it('delivers one signed node.scanned per human scan', async () => {
-    const api = unlimitedApi(server);
+    const api = await unlimitedApi(server);
     const hook = (await api('POST', '/webhooks', { url: receiver.url, events: ['node.scanned'] })).body.data as { secret: string };
     const node = (await api('POST', '/nodes', { label: 'Door', function_type: 'redirect', payload: { url: 'https://example.com/door' } })).body.data as {
       id: string;

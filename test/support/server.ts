@@ -68,7 +68,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   if (!running.firstRun) throw new Error('expected a fresh data directory');
   const apiKey =
     options.limits === 'unlimited'
-      ? running.app.services.keys.createKey(running.firstRun.orgId, 'Test (unlimited)', 'enterprise', UNLIMITED).apiKey
+      ? (await running.app.services.keys.createKey(running.firstRun.orgId, 'Test (unlimited)', 'enterprise', UNLIMITED)).apiKey
       : running.firstRun.apiKey;
   return {
     url: running.url,

@@ -2,7 +2,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3, { type Database } from 'better-sqlite3';
 import type { Logger } from '../../server/app.ts';
-import { openDatabase } from '../../server/db/database.ts';
+import { openStore } from '../../server/db/openStore.ts';
 import { KeysRepo } from '../../server/features/keys/repo.ts';
 import { KeyService } from '../../server/features/keys/service.ts';
 import { type Clock, type ManualClock, systemClock } from '../../server/platform/clock.ts';
@@ -191,14 +191,20 @@ function makeInstance(name: string, dataDir: string, host: Host): Instance {
 }
 
 /** An organization and an unlimited key in a fresh data directory (before any server runs on it). */
-function prepareData(dir: string): { orgId: string; key: string } {
-  const db = openDatabase(join(dir, 'waymark.sqlite'));
+async function prepareData(dir: string): Promise<{ orgId: string; key: string }> {
+  return withKeys(dir, async (keys) => {
+    const { org } = await keys.createOrgWithKey('Default organization', 'First key');
+    return { orgId: org.id, key: (await keys.createKey(org.id, 'Model test', 'enterprise', UNLIMITED)).apiKey };
+  });
+}
+
+/** The key service on a data directory no server runs on yet. */
+async function withKeys<T>(dir: string, run: (keys: KeyService) => Promise<T>): Promise<T> {
+  const opened = await openStore({ dataDir: dir });
   try {
-    const keys = new KeyService(db, new KeysRepo(db), systemClock);
-    const { org } = keys.createOrgWithKey('Default organization', 'First key');
-    return { orgId: org.id, key: keys.createKey(org.id, 'Model test', 'enterprise', UNLIMITED).apiKey };
+    return await run(new KeyService(opened.store, new KeysRepo(), systemClock));
   } finally {
-    db.close();
+    await opened.close();
   }
 }
 
@@ -210,19 +216,13 @@ export async function startCluster(options: { sites: number; clock: ManualClock;
 
   const remotePort = await freePort();
   const remoteDir = tempDataDir('waymark-model-remote-');
-  const remoteData = prepareData(remoteDir);
-  const remoteKey = (() => {
-    const db = openDatabase(join(remoteDir, 'waymark.sqlite'));
-    try {
-      return new KeyService(db, new KeysRepo(db), systemClock).createKey(remoteData.orgId, 'Sites', 'enterprise', UNLIMITED).apiKey;
-    } finally {
-      db.close();
-    }
-  })();
-  const siteData = Array.from({ length: options.sites }, (_, i) => {
+  const remoteData = await prepareData(remoteDir);
+  const remoteKey = await withKeys(remoteDir, async (keys) => (await keys.createKey(remoteData.orgId, 'Sites', 'enterprise', UNLIMITED)).apiKey);
+  const siteData: Array<{ dir: string; orgId: string; key: string }> = [];
+  for (let i = 0; i < options.sites; i++) {
     const dir = tempDataDir(`waymark-model-site${i}-`);
-    return { dir, ...prepareData(dir) };
-  });
+    siteData.push({ dir, ...(await prepareData(dir)) });
+  }
   // The keys above were written (and stamped with HLCs) on the system clock: start the manual
   // clock after them, so that HLC order is the order of the test's steps.
   clock.set(Date.now() + 1);

@@ -169,7 +169,7 @@ describe('runtime pairing', () => {
     const remote = await startTestServer();
     const site = await startTestServer({ dataDir: dir() });
     try {
-      const other = site.running.app.services.keys.createOrgWithKey('Other team', 'First key');
+      const other = await site.running.app.services.keys.createOrgWithKey('Other team', 'First key');
       const asOther = (method: string, path: string, body?: unknown) => apiRequest(site.url, method, path, body, other.apiKey);
       const ok = await site.api('POST', '/sync/pair', { remote: remote.url, remote_key: remote.apiKey });
       expect(ok.status, JSON.stringify(ok.body)).toBe(200);

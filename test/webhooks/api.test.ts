@@ -10,7 +10,7 @@ describe('webhooks API', () => {
   let api: (method: string, path: string, body?: unknown) => Promise<ApiResponse>;
   beforeAll(async () => {
     server = await startTestServer();
-    api = unlimitedApi(server);
+    api = await unlimitedApi(server);
     receiver = await new Receiver().listen();
   });
   afterAll(async () => {
@@ -80,7 +80,7 @@ describe('webhooks API', () => {
 
   it("hides another organization's webhooks behind 404 Webhook not found", async () => {
     const mine = (await api('POST', '/webhooks', { url: receiver.url, events: ['node.created'] })).body.data;
-    const other = server.running.app.services.keys.createOrgWithKey('Other org', 'k');
+    const other = await server.running.app.services.keys.createOrgWithKey('Other org', 'k');
     const as = (method: string, path: string, body?: unknown) => apiRequest(server.url, method, path, body, other.apiKey);
     for (const [method, path, body] of [
       ['GET', `/webhooks/${mine.id}`],

@@ -73,7 +73,7 @@ describe('webhook delivery (real receivers on loopback)', () => {
   beforeAll(async () => {
     // Retries after 5 ms, 300 ms, 1.8 s, 7.2 s … (the production schedule scaled down).
     server = await startTestServer({ webhooks: { retryBaseMs: 5 } });
-    api = unlimitedApi(server);
+    api = await unlimitedApi(server);
   });
   afterAll(async () => {
     await server.close();

@@ -15,7 +15,7 @@ describe('webhook give-up and automatic disabling (injected clock, production sc
   let watcher: Receiver;
   beforeAll(async () => {
     server = await startTestServer({ clock });
-    api = unlimitedApi(server);
+    api = await unlimitedApi(server);
     bad = await new Receiver(() => (up ? 200 : 500)).listen();
     watcher = await new Receiver().listen();
   });

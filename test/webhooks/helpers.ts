@@ -1,8 +1,8 @@
 import { type ApiResponse, type TestServer, apiRequest } from '../support/server.ts';
 
 /** An enterprise key with budgets large enough that tests never meet the rate limiter. */
-export function unlimitedApi(server: TestServer): (method: string, path: string, body?: unknown) => Promise<ApiResponse> {
-  const { apiKey } = server.running.app.services.keys.createKey(server.orgId, 'webhook tests', 'enterprise', {
+export async function unlimitedApi(server: TestServer): Promise<(method: string, path: string, body?: unknown) => Promise<ApiResponse>> {
+  const { apiKey } = await server.running.app.services.keys.createKey(server.orgId, 'webhook tests', 'enterprise', {
     standard_per_minute: 1_000_000,
     batch_per_minute: 1_000_000,
     burst_per_second: 1_000_000,

@@ -13,8 +13,8 @@ export function instanceRoutes(config: AppConfig, keys: KeyService) {
       summary: 'About this instance: version, server URL, scan base, data directory, organization',
       tags: ['Instance'],
       responses: { 200: { description: 'The instance', schema: Instance } },
-      handler: ({ auth, apiBase }) => {
-        const org = keys.organization(auth.orgId);
+      handler: async ({ auth, apiBase }) => {
+        const org = await keys.organization(auth.orgId);
         const data: InstanceT = {
           version: config.version,
           server_url: apiBase.replace(/\/v1$/, ''),

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Executor } from '../../db/store.ts';
 import type { Plan } from '../../schemas/common.ts';
 
 export interface OrgRow {
@@ -20,77 +20,66 @@ export interface ApiKeyRow {
   revoked_at: string | null;
 }
 
+const KEY_COLUMNS = ['id', 'org_id', 'name', 'prefix', 'key_hash', 'plan', 'limits_json', 'created_at', 'last_used_at', 'revoked_at'] as const;
+const ORG_COLUMNS = ['id', 'name', 'created_at'] as const;
+
+/** Organizations and their API keys (only hashes of keys are stored). */
 export class KeysRepo {
-  private readonly insertOrgStmt;
-  private readonly getOrgStmt;
-  private readonly countOrgsStmt;
-  private readonly insertKeyStmt;
-  private readonly byHashStmt;
-  private readonly getKeyStmt;
-  private readonly listKeysStmt;
-  private readonly revokeStmt;
-  private readonly touchStmt;
-
-  private readonly db: Database;
-
-  constructor(db: Database) {
-    this.db = db;
-    this.insertOrgStmt = db.prepare('INSERT INTO organizations (id, name, created_at) VALUES (@id, @name, @created_at)');
-    this.getOrgStmt = db.prepare('SELECT id, name, created_at FROM organizations WHERE id = ?');
-    this.countOrgsStmt = db.prepare('SELECT COUNT(*) FROM organizations').pluck();
-    this.insertKeyStmt = db.prepare(
-      `INSERT INTO api_keys (id, org_id, name, prefix, key_hash, plan, limits_json, created_at, last_used_at, revoked_at)
-       VALUES (@id, @org_id, @name, @prefix, @key_hash, @plan, @limits_json, @created_at, @last_used_at, @revoked_at)`,
-    );
-    this.byHashStmt = db.prepare('SELECT * FROM api_keys WHERE key_hash = ? AND revoked_at IS NULL');
-    this.getKeyStmt = db.prepare('SELECT * FROM api_keys WHERE org_id = ? AND id = ? AND revoked_at IS NULL');
-    this.listKeysStmt = db.prepare(
-      'SELECT * FROM api_keys WHERE org_id = ? AND revoked_at IS NULL ORDER BY created_at DESC, rowid DESC',
-    );
-    this.revokeStmt = db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ?');
-    this.touchStmt = db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?');
+  async insertOrg(db: Executor, org: OrgRow): Promise<void> {
+    await db.insertInto('organizations').values(org).execute();
   }
 
-  insertOrg(org: OrgRow): void {
-    this.insertOrgStmt.run(org);
-  }
-
-  getOrg(id: string): OrgRow | undefined {
-    return this.getOrgStmt.get(id) as OrgRow | undefined;
+  getOrg(db: Executor, id: string): Promise<OrgRow | undefined> {
+    return db.selectFrom('organizations').select(ORG_COLUMNS).where('id', '=', id).executeTakeFirst();
   }
 
   /** The oldest organization (the default one a fresh instance creates). */
-  firstOrg(): OrgRow | undefined {
-    return this.db.prepare('SELECT id, name, created_at FROM organizations ORDER BY created_at ASC, rowid ASC LIMIT 1').get() as
-      | OrgRow
-      | undefined;
+  firstOrg(db: Executor): Promise<OrgRow | undefined> {
+    return db.selectFrom('organizations').select(ORG_COLUMNS).orderBy('created_at', 'asc').orderBy('rowid', 'asc').limit(1).executeTakeFirst();
   }
 
-  countOrgs(): number {
-    return this.countOrgsStmt.get() as number;
+  async countOrgs(db: Executor): Promise<number> {
+    const row = await db.selectFrom('organizations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
-  insertKey(key: ApiKeyRow): void {
-    this.insertKeyStmt.run(key);
+  async insertKey(db: Executor, key: ApiKeyRow): Promise<void> {
+    await db.insertInto('api_keys').values(key).execute();
   }
 
-  activeByHash(hash: string): ApiKeyRow | undefined {
-    return this.byHashStmt.get(hash) as ApiKeyRow | undefined;
+  async activeByHash(db: Executor, hash: string): Promise<ApiKeyRow | undefined> {
+    const row = await db.selectFrom('api_keys').select(KEY_COLUMNS).where('key_hash', '=', hash).where('revoked_at', 'is', null).executeTakeFirst();
+    return row as ApiKeyRow | undefined;
   }
 
-  get(orgId: string, id: string): ApiKeyRow | undefined {
-    return this.getKeyStmt.get(orgId, id) as ApiKeyRow | undefined;
+  async get(db: Executor, orgId: string, id: string): Promise<ApiKeyRow | undefined> {
+    const row = await db
+      .selectFrom('api_keys')
+      .select(KEY_COLUMNS)
+      .where('org_id', '=', orgId)
+      .where('id', '=', id)
+      .where('revoked_at', 'is', null)
+      .executeTakeFirst();
+    return row as ApiKeyRow | undefined;
   }
 
-  list(orgId: string): ApiKeyRow[] {
-    return this.listKeysStmt.all(orgId) as ApiKeyRow[];
+  async list(db: Executor, orgId: string): Promise<ApiKeyRow[]> {
+    const rows = await db
+      .selectFrom('api_keys')
+      .select(KEY_COLUMNS)
+      .where('org_id', '=', orgId)
+      .where('revoked_at', 'is', null)
+      .orderBy('created_at', 'desc')
+      .orderBy('rowid', 'desc')
+      .execute();
+    return rows as ApiKeyRow[];
   }
 
-  revoke(id: string, at: string): void {
-    this.revokeStmt.run(at, id);
+  async revoke(db: Executor, id: string, at: string): Promise<void> {
+    await db.updateTable('api_keys').set({ revoked_at: at }).where('id', '=', id).execute();
   }
 
-  touch(id: string, at: string): void {
-    this.touchStmt.run(at, id);
+  async touch(db: Executor, id: string, at: string): Promise<void> {
+    await db.updateTable('api_keys').set({ last_used_at: at }).where('id', '=', id).execute();
   }
 }

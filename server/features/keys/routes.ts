@@ -14,9 +14,9 @@ export function keyRoutes(keys: KeyService) {
       tags: ['API keys'],
       query: ListApiKeysQuery,
       responses: { 200: { description: 'Keys', schema: ApiKey, list: true } },
-      handler: ({ query, auth }) => {
+      handler: async ({ query, auth }) => {
         // An organization has a handful of keys: page the ordered list in memory.
-        const all = keys.list(auth.orgId);
+        const all = await keys.list(auth.orgId);
         return { data: all.slice(query.offset, query.offset + query.limit).map((k) => keys.toApi(k)), total: all.length };
       },
     }),
@@ -27,8 +27,8 @@ export function keyRoutes(keys: KeyService) {
       tags: ['API keys'],
       body: CreateApiKeyBody,
       responses: { 201: { description: 'Created', schema: ApiKeyCreated } },
-      handler: ({ body, auth }) => {
-        const { key, apiKey } = keys.createKeyAs(auth, body.name, body.plan);
+      handler: async ({ body, auth }) => {
+        const { key, apiKey } = await keys.createKeyAs(auth, body.name, body.plan);
         return { status: 201, data: { ...keys.toApi(key), api_key: apiKey } };
       },
     }),
@@ -39,8 +39,8 @@ export function keyRoutes(keys: KeyService) {
       tags: ['API keys'],
       params: IdParams,
       responses: { 200: { description: 'Revoked', schema: Deleted.extend({ id: z.string() }) }, 404: { description: 'API key not found' } },
-      handler: ({ params, auth }) => {
-        keys.revoke(auth.orgId, params.id);
+      handler: async ({ params, auth }) => {
+        await keys.revoke(auth.orgId, params.id);
         return { data: { deleted: true, id: params.id } };
       },
     }),

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ValidationError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -31,12 +31,12 @@ export interface AuthenticatedKey {
 const TOUCH_INTERVAL_MS = 60_000;
 
 export class KeyService {
-  private readonly db: Database;
+  private readonly store: Store;
   private readonly repo: KeysRepo;
   private readonly clock: Clock;
 
-  constructor(db: Database, repo: KeysRepo, clock: Clock) {
-    this.db = db;
+  constructor(store: Store, repo: KeysRepo, clock: Clock) {
+    this.store = store;
     this.repo = repo;
     this.clock = clock;
   }
@@ -52,19 +52,25 @@ export class KeyService {
     };
   }
 
-  createOrg(name: string): OrgRow {
+  async createOrg(name: string, db: Executor = this.store.db): Promise<OrgRow> {
     const org = { id: newId(), name, created_at: this.now() };
-    this.repo.insertOrg(org);
+    await this.repo.insertOrg(db, org);
     return org;
   }
 
-  hasOrganizations(): boolean {
-    return this.repo.countOrgs() > 0;
+  async hasOrganizations(): Promise<boolean> {
+    return (await this.repo.countOrgs(this.store.db)) > 0;
   }
 
   /** Creates a key; the plain key is returned once and never stored. */
-  createKey(orgId: string, name: string, plan: Plan = 'developer', limits?: Limits): { key: ApiKeyRow; apiKey: string } {
-    if (!this.repo.getOrg(orgId)) throw new ValidationError({ org: 'Organization not found' });
+  async createKey(
+    orgId: string,
+    name: string,
+    plan: Plan = 'developer',
+    limits?: Limits,
+    db: Executor = this.store.db,
+  ): Promise<{ key: ApiKeyRow; apiKey: string }> {
+    if (!(await this.repo.getOrg(db, orgId))) throw new ValidationError({ org: 'Organization not found' });
     const apiKey = generateApiKey();
     const key: ApiKeyRow = {
       id: newId(),
@@ -78,25 +84,25 @@ export class KeyService {
       last_used_at: null,
       revoked_at: null,
     };
-    this.repo.insertKey(key);
+    await this.repo.insertKey(db, key);
     return { key, apiKey };
   }
 
-  createOrgWithKey(orgName: string, keyName: string): { org: OrgRow; key: ApiKeyRow; apiKey: string } {
-    return this.db.transaction(() => {
-      const org = this.createOrg(orgName);
-      return { org, ...this.createKey(org.id, keyName) };
-    })();
+  createOrgWithKey(orgName: string, keyName: string): Promise<{ org: OrgRow; key: ApiKeyRow; apiKey: string }> {
+    return this.store.transaction(async (tx) => {
+      const org = await this.createOrg(orgName, tx);
+      return { org, ...(await this.createKey(org.id, keyName, 'developer', undefined, tx)) };
+    });
   }
 
   /** Resolves a presented key; undefined when missing, unknown or revoked. */
-  authenticate(presented: string | undefined): AuthenticatedKey | undefined {
+  async authenticate(presented: string | undefined): Promise<AuthenticatedKey | undefined> {
     if (!presented || !presented.startsWith('wmk_') || presented.length > 100) return undefined;
-    const key = this.repo.activeByHash(hashApiKey(presented));
+    const key = await this.repo.activeByHash(this.store.db, hashApiKey(presented));
     if (!key) return undefined;
     const now = this.clock.now();
     if (!key.last_used_at || now - Date.parse(key.last_used_at) > TOUCH_INTERVAL_MS) {
-      this.repo.touch(key.id, new Date(now).toISOString());
+      await this.repo.touch(this.store.db, key.id, new Date(now).toISOString());
     }
     const limits =
       key.plan === 'enterprise'
@@ -109,15 +115,15 @@ export class KeyService {
    * Creates a key on behalf of another key: the new key's plan may not exceed the caller's, so a
    * key cannot mint itself a bigger rate budget. (The CLI, run by the operator, may give any plan.)
    */
-  createKeyAs(caller: AuthenticatedKey, name: string, plan: Plan = 'developer'): { key: ApiKeyRow; apiKey: string } {
+  createKeyAs(caller: AuthenticatedKey, name: string, plan: Plan = 'developer'): Promise<{ key: ApiKeyRow; apiKey: string }> {
     if (PLANS.indexOf(plan) > PLANS.indexOf(caller.plan)) {
       throw new ValidationError({ plan: `must not exceed the plan of the key making the request (${caller.plan})` });
     }
     return this.createKey(caller.orgId, name, plan, caller.plan === 'enterprise' && plan === 'enterprise' ? caller.limits : undefined);
   }
 
-  organization(orgId: string): OrgRow | undefined {
-    return this.repo.getOrg(orgId);
+  organization(orgId: string): Promise<OrgRow | undefined> {
+    return this.repo.getOrg(this.store.db, orgId);
   }
 
   /**
@@ -125,29 +131,31 @@ export class KeyService {
    * creates a fresh enterprise-plan key (the local console is not a rate-limited API client).
    * Defaults to the instance's first organization.
    */
-  startSessionKey(name: string, orgId?: string): { key: ApiKeyRow; apiKey: string } {
-    return this.db.transaction(() => {
-      const org = orgId ? this.repo.getOrg(orgId) : this.repo.firstOrg();
+  startSessionKey(name: string, orgId?: string): Promise<{ key: ApiKeyRow; apiKey: string }> {
+    return this.store.transaction(async (tx) => {
+      const org = orgId ? await this.repo.getOrg(tx, orgId) : await this.repo.firstOrg(tx);
       if (!org) throw new ValidationError({ org: 'Organization not found' });
-      this.endSessionKeys(name, org.id);
-      return this.createKey(org.id, name, 'enterprise');
-    })();
+      await this.endSessionKeys(name, org.id, tx);
+      return this.createKey(org.id, name, 'enterprise', undefined, tx);
+    });
   }
 
   /** Revokes every active key of the given name (the desktop session keys when the app quits). */
-  endSessionKeys(name: string, orgId: string): void {
+  async endSessionKeys(name: string, orgId: string, db: Executor = this.store.db): Promise<void> {
     const at = this.now();
-    for (const key of this.repo.list(orgId)) if (key.name === name) this.repo.revoke(key.id, at);
+    for (const key of await this.repo.list(db, orgId)) if (key.name === name) await this.repo.revoke(db, key.id, at);
   }
 
-  list(orgId: string): ApiKeyRow[] {
-    return this.repo.list(orgId);
+  list(orgId: string): Promise<ApiKeyRow[]> {
+    return this.repo.list(this.store.db, orgId);
   }
 
-  revoke(orgId: string, id: string): void {
-    const key = this.repo.get(orgId, id);
-    if (!key) throw notFound.apiKey();
-    this.repo.revoke(id, this.now());
+  async revoke(orgId: string, id: string): Promise<void> {
+    await this.store.transaction(async (tx) => {
+      const key = await this.repo.get(tx, orgId, id);
+      if (!key) throw notFound.apiKey();
+      await this.repo.revoke(tx, id, this.now());
+    });
   }
 
   private now(): string {

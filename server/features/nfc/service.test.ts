@@ -8,6 +8,7 @@ import { FakeReader } from '../../../test/nfc/fake-reader.ts';
 import { createApp, type App } from '../../app.ts';
 import { makeConfig } from '../../config.ts';
 import { openDatabase, type Database } from '../../db/database.ts';
+import { SqliteStore } from '../../db/sqliteStore.ts';
 import { systemClock } from '../../platform/clock.ts';
 import { decodeUriMessage } from './ndef.ts';
 import type { NfcEvent } from './service.ts';
@@ -21,7 +22,7 @@ let orgId: string;
 function boot(): void {
   db = openDatabase(join(dir, 'waymark.sqlite'));
   reader = new FakeReader();
-  app = createApp({ db, clock: systemClock, config: makeConfig({ scanBase: 'https://wm.example' }), logger: { info: () => {}, error: () => {} }, nfc: reader });
+  app = createApp({ store: new SqliteStore(db), clock: systemClock, config: makeConfig({ scanBase: 'https://wm.example' }), logger: { info: () => {}, error: () => {} }, nfc: reader });
   app.services.nfc.start();
 }
 
@@ -47,10 +48,10 @@ async function present(tag: VirtualTag): Promise<NfcEvent> {
   return verdict;
 }
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'waymark-nfc-svc-'));
   boot();
-  orgId = app.services.keys.createOrgWithKey('Org', 'key').org.id;
+  orgId = (await app.services.keys.createOrgWithKey('Org', 'key')).org.id;
 });
 
 afterEach(() => {

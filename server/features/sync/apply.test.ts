@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../db/database.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import type { SyncChangeT } from '../../schemas/sync.ts';
-import { KeysRepo } from '../keys/repo.ts';
-import { KeyService } from '../keys/service.ts';
+import { insertOrg } from '../../../test/support/sqliteOrg.ts';
 import { captureState } from '../../db/capture.ts';
 import { ChangeApplier, type ApplyContext } from './apply.ts';
 import { ReplicationRepo } from './repo.ts';
@@ -16,7 +15,7 @@ function instance() {
   const clock = new ManualClock(T0 + 60_000);
   captureState(db).now = () => clock.now();
   captureState(db).writer = 'local/1';
-  const orgId = new KeyService(db, new KeysRepo(db), clock).createOrg('Org').id;
+  const orgId = insertOrg(db, 'Org');
   const conflicts: Array<{ kind: string; detail: Record<string, unknown> }> = [];
   const ctx: ApplyContext = { orgId, now: new Date(T0).toISOString(), conflict: (kind, detail) => conflicts.push({ kind, detail }) };
   const applier = new ChangeApplier(new ReplicationRepo(db), captureState(db));

@@ -3,8 +3,7 @@ import { openDatabase } from '../../db/database.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { AppError } from '../../platform/errors.ts';
 import { FORKED_ERROR, UNKNOWN_INCARNATION_ERROR } from '../../schemas/sync.ts';
-import { KeysRepo } from '../keys/repo.ts';
-import { KeyService } from '../keys/service.ts';
+import { insertOrg } from '../../../test/support/sqliteOrg.ts';
 import { BLOCK_SIZE, SlugAllocator } from '../slugs/allocator.ts';
 import { encode40 } from '../slugs/crockford.ts';
 import { permute } from '../slugs/permutation.ts';
@@ -16,9 +15,8 @@ const slugAt = (block: number, offset: number) => encode40(permute(block * BLOCK
 function setup() {
   const db = openDatabase(':memory:');
   const clock = new ManualClock();
-  const keys = new KeyService(db, new KeysRepo(db), clock);
-  const orgA = keys.createOrg('A').id;
-  const orgB = keys.createOrg('B').id;
+  const orgA = insertOrg(db, 'A');
+  const orgB = insertOrg(db, 'B');
   const registry = new LeaseRegistry(new SyncRepo(db), clock);
   const register = (org: string, site: string, inc: string, token: string | null, next: string, claims: number[] = []) =>
     registry.register(org, { site_id: site, incarnation: inc, name: site, token, next_token: next, claims });

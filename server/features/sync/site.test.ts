@@ -2,8 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../db/database.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { AppError } from '../../platform/errors.ts';
-import { KeysRepo } from '../keys/repo.ts';
-import { KeyService } from '../keys/service.ts';
+import { insertOrg } from '../../../test/support/sqliteOrg.ts';
 import { SlugAllocator } from '../slugs/allocator.ts';
 import { ForkedError, type RemoteApi, RemoteRefusedError } from './client.ts';
 import { LeaseRegistry } from './registry.ts';
@@ -17,7 +16,7 @@ const quiet = { info: () => {}, error: () => {} };
 function memoryRemote() {
   const db = openDatabase(':memory:');
   const clock = new ManualClock();
-  const orgId = new KeyService(db, new KeysRepo(db), clock).createOrg('Remote org').id;
+  const orgId = insertOrg(db, 'Remote org');
   const registry = new LeaseRegistry(new SyncRepo(db), clock);
   const wrap = async <T>(fn: () => T): Promise<T> => {
     try {
