@@ -1,7 +1,10 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
 import { VERSION } from './config.ts';
-import { openStore, type OpenedStore } from './db/openStore.ts';
+import { existsSync } from 'node:fs';
+import { CopyError, copySqliteToPostgres } from './db/copyToPostgres.ts';
+import { databaseFile, openStore, type OpenedStore } from './db/openStore.ts';
+import type { PostgresStore } from './db/postgresStore.ts';
 import { KeysRepo } from './features/keys/repo.ts';
 import { KeyService } from './features/keys/service.ts';
 import { systemClock } from './platform/clock.ts';
@@ -168,6 +171,34 @@ keysCommand
         console.log(`API key (shown only this once): ${apiKey}`);
       }
     });
+  });
+
+program
+  .command('migrate')
+  .description('move an instance from its SQLite data directory to an empty PostgreSQL database (docs/deploy.md)')
+  .requiredOption('--from-data <dir>', 'the data directory whose waymark.sqlite is copied (stop its server first)')
+  .addOption(databaseOption().makeOptionMandatory())
+  .addOption(jsonOption())
+  .action(async (opts: { fromData: string; database: string; json?: boolean }) => {
+    checkDatabaseUrl(opts.database);
+    const json = opts.json === true || envFlag('WAYMARK_JSON');
+    const file = databaseFile(opts.fromData);
+    if (!existsSync(file)) fail(`no Waymark data in ${opts.fromData} (${file} does not exist)`);
+    const source = await openData({ data: opts.fromData });
+    const target = await openData({ data: opts.fromData, database: opts.database });
+    try {
+      const report = await copySqliteToPostgres(source.sqlite!, (target.store as PostgresStore).pool);
+      if (json) console.log(JSON.stringify(report));
+      else {
+        for (const t of report.tables) if (t.rows > 0) console.log(`${t.table}: ${t.rows}`);
+        console.log(`Copied ${report.rows} rows from ${file} to ${target.location}. Start the servers with --database.`);
+      }
+    } catch (err) {
+      fail(err instanceof CopyError ? err.message : `migration failed, nothing was copied: ${err instanceof Error ? err.message : String(err)}`);
+    } finally {
+      await target.close();
+      await source.close();
+    }
   });
 
 /** One line saying why the server could not start (a port in use, an unusable data directory or database). */
