@@ -7,11 +7,42 @@ import type { WebhookSettings } from '../../server/config.ts';
 import type { Clock } from '../../server/platform/clock.ts';
 import type { SecretStore } from '../../server/platform/secrets.ts';
 import { type RunningServer, startServer } from '../../server/serve.ts';
+import { freshPostgresDatabase } from './stores.ts';
 
 export const repoRoot = join(import.meta.dirname, '..', '..');
 
 export function tempDataDir(prefix = 'waymark-test-'): string {
   return mkdtempSync(join(tmpdir(), prefix));
+}
+
+/**
+ * The backend the suites run on: SQLite by default; PostgreSQL when WAYMARK_TEST_BACKEND=postgres
+ * (vitest.config.ts runs the API, scans, webhooks, batches and sync suites once more that way).
+ */
+export const testBackend: 'sqlite' | 'postgres' = process.env.WAYMARK_TEST_BACKEND === 'postgres' ? 'postgres' : 'sqlite';
+
+/**
+ * On PostgreSQL each data directory gets a database of its own on the test server, created at
+ * first use: a test that restarts a server on the same data directory finds its data again.
+ */
+const databases = new Map<string, Promise<{ url: string; drop(): Promise<void> }>>();
+
+export async function databaseFor(dataDir: string): Promise<string | undefined> {
+  if (testBackend !== 'postgres') return undefined;
+  let db = databases.get(dataDir);
+  if (!db) {
+    db = freshPostgresDatabase();
+    databases.set(dataDir, db);
+  }
+  return (await db).url;
+}
+
+/** Drops the PostgreSQL database of a data directory (no-op on SQLite). */
+export async function dropDatabaseFor(dataDir: string): Promise<void> {
+  const db = databases.get(dataDir);
+  if (!db) return;
+  databases.delete(dataDir);
+  await (await db).drop();
 }
 
 const quietLogger: Logger = { info: () => {}, error: (m, err) => console.error(m, err) };
@@ -58,6 +89,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     host: '127.0.0.1',
     port: 0,
     dataDir,
+    database: await databaseFor(dataDir),
     scanBase: options.scanBase,
     trustProxy: options.trustProxy,
     webhooks: options.webhooks,
@@ -79,7 +111,10 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     api: (method, path, body, key) => apiRequest(running.url, method, path, body, key === undefined ? apiKey : key),
     close: async () => {
       await running.close();
-      if (!options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+      if (!options.dataDir) {
+        rmSync(dataDir, { recursive: true, force: true });
+        await dropDatabaseFor(dataDir);
+      }
     },
   };
 }
@@ -119,7 +154,9 @@ export interface ServerProcess {
 
 /** The real CLI in a child process (for crash tests: SIGKILL and restart on the same data). */
 export async function spawnServer(dataDir: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const child = spawn(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'serve', '--port', '0', '--data', dataDir, ...extraArgs], {
+  const database = await databaseFor(dataDir);
+  const args = ['serve', '--port', '0', '--data', dataDir, ...(database ? ['--database', database] : []), ...extraArgs];
+  const child = spawn(process.execPath, [join(repoRoot, 'server', 'cli.ts'), ...args], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
