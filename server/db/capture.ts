@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
-import { Hlc } from '../features/sync/hlc.ts';
+import { Hlc } from '../platform/hlc.ts';
 
 /**
  * State behind the SQL functions the change-capture triggers call (migration 055). Registered on

@@ -1,6 +1,7 @@
-import type { CaptureState } from '../../db/capture.ts';
+import type { ChangeCapture } from '../../db/changeCapture.ts';
+import type { Executor } from '../../db/store.ts';
 import type { SyncChangeT, SyncScanT } from '../../schemas/sync.ts';
-import { newer } from './hlc.ts';
+import { newer } from '../../platform/hlc.ts';
 import type { ReplicationRepo, Version } from './repo.ts';
 
 /**
@@ -49,11 +50,11 @@ export interface ApplyContext {
   /** The local organization the change lands in. */
   orgId: string;
   /** Remote side: the slug check for nodes a site creates (null = accepted). */
-  checkSlug?: (slug: string) => 'slug_outside_lease' | null;
-  /** Records a conflict (the change is still acknowledged). */
-  conflict: (kind: ConflictKind, detail: Record<string, unknown>) => void;
-  /** Told of every node or batch change that took effect here (the remote emits webhook events). */
-  applied?: (change: SyncChangeT, effect: 'created' | 'updated' | 'deleted') => void;
+  checkSlug?: (slug: string) => Promise<'slug_outside_lease' | null>;
+  /** Records a conflict in the transaction (the change is still acknowledged). */
+  conflict: (kind: ConflictKind, detail: Record<string, unknown>) => Promise<void>;
+  /** Told of every node or batch change that took effect here, in the transaction (the remote emits webhook events). */
+  applied?: (change: SyncChangeT, effect: 'created' | 'updated' | 'deleted') => Promise<void>;
   now: string;
 }
 
@@ -67,11 +68,11 @@ type Value = string | number | null;
  */
 export class ChangeApplier {
   private readonly repo: ReplicationRepo;
-  private readonly state: CaptureState;
+  private readonly capture: ChangeCapture;
 
-  constructor(repo: ReplicationRepo, state: CaptureState) {
+  constructor(repo: ReplicationRepo, capture: ChangeCapture) {
     this.repo = repo;
-    this.state = state;
+    this.capture = capture;
   }
 
   /**
@@ -79,37 +80,40 @@ export class ChangeApplier {
    * no rule above foresaw, e.g. an NFC tag bound to two nodes) is rolled back alone and logged as
    * `not_applicable`: one bad change must never block the queue behind it.
    */
-  apply(change: SyncChangeT, ctx: ApplyContext): void {
+  async apply(tx: Executor, change: SyncChangeT, ctx: ApplyContext): Promise<void> {
     try {
-      this.repo.savepoint(() => this.applyOne(change, ctx));
+      await this.repo.savepoint(tx, () => this.applyOne(tx, change, ctx));
     } catch (err) {
-      if (!(err instanceof Error && 'code' in err && String(err.code).startsWith('SQLITE_CONSTRAINT'))) throw err;
-      ctx.conflict('not_applicable', { entity: change.entity, entity_id: change.entity_id, writer: change.writer, hlc: change.hlc, fields: change.fields, error: err.message });
+      if (!isConstraintError(err)) throw err;
+      await ctx.conflict('not_applicable', { entity: change.entity, entity_id: change.entity_id, writer: change.writer, hlc: change.hlc, fields: change.fields, error: err.message });
     }
   }
 
   /** Stores pushed scans once each (by global id) and raises scan_count; returns the new ones with their local ids. */
-  applyScans(scans: SyncScanT[], orgId: string): Array<SyncScanT & { local: number }> {
+  async applyScans(tx: Executor, scans: SyncScanT[], orgId: string): Promise<Array<SyncScanT & { local: number }>> {
     const counts = new Map<string, number>();
     const added: Array<SyncScanT & { local: number }> = [];
     for (const s of scans) {
-      if (this.repo.nodeOrg(s.node_id) !== orgId) continue; // node deleted (or never accepted) here
-      const local = this.repo.insertScan(orgId, s);
+      if ((await this.repo.nodeOrg(tx, s.node_id)) !== orgId) continue; // node deleted (or never accepted) here
+      const local = await this.repo.insertScan(tx, orgId, s);
       if (local === null) continue;
       added.push({ ...s, local });
       if (!s.is_bot) counts.set(s.node_id, (counts.get(s.node_id) ?? 0) + 1);
     }
-    for (const [nodeId, n] of counts) this.repo.addScanCount(nodeId, n);
+    for (const [nodeId, n] of counts) await this.repo.addScanCount(tx, nodeId, n);
     return added;
   }
 
-  private applyOne(change: SyncChangeT, ctx: ApplyContext): void {
+  private async applyOne(tx: Executor, change: SyncChangeT, ctx: ApplyContext): Promise<void> {
     const spec = ENTITY_TABLES[change.entity];
-    this.state.hlc.receive(change.hlc);
-    const dead = this.repo.tombstone(change.entity, change.entity_id);
+    this.capture.hlc.receive(change.hlc);
+    // Many processes (PostgreSQL): nothing else changes this entity until the transaction ends.
+    const ruleNode = change.entity === 'rule' ? ((await this.repo.ruleNode(tx, change.entity_id)) ?? stringOrUndefined(change.fields.node_id)) : undefined;
+    await this.repo.lockEntity(tx, change.entity, spec.table, change.entity_id, ruleNode);
+    const dead = await this.repo.tombstone(tx, change.entity, change.entity_id);
     if (change.op === 'delete') {
-      if (!dead) this.remove(change, ctx);
-      else if (newer(dead, change)) this.antedate(change, dead, ctx);
+      if (!dead) await this.remove(tx, change, ctx);
+      else if (newer(dead, change)) await this.antedate(tx, change, dead, ctx);
       return;
     }
     if (dead) {
@@ -117,47 +121,49 @@ export class ChangeApplier {
       // after the delete; an older one (e.g. a replay of the creation) lost, and is kept in case
       // an earlier delete arrives later (antedate).
       if (!newer(change, dead)) {
-        this.repo.recordUnapplied(change.entity, change.entity_id, change, change.fields);
+        await this.repo.recordUnapplied(tx, change.entity, change.entity_id, change, change.fields);
         return;
       }
-      ctx.conflict('edit_after_delete', { entity: change.entity, entity_id: change.entity_id, writer: change.writer, hlc: change.hlc, fields: change.fields, deleted_by: dead.writer, deleted_hlc: dead.hlc });
+      await ctx.conflict('edit_after_delete', { entity: change.entity, entity_id: change.entity_id, writer: change.writer, hlc: change.hlc, fields: change.fields, deleted_by: dead.writer, deleted_hlc: dead.hlc });
       return;
     }
-    const org = this.repo.orgOf(change.entity, spec.table, change.entity_id);
-    if (org === undefined) this.insert(change, ctx);
-    else if (org === ctx.orgId) this.update(change, ctx);
+    const org = await this.repo.orgOf(tx, change.entity, spec.table, change.entity_id);
+    if (org === undefined) await this.insert(tx, change, ctx);
+    else if (org === ctx.orgId) await this.update(tx, change, ctx);
     // else: the id belongs to another organization here; a site cannot touch it.
   }
 
-  private remove(change: SyncChangeT, ctx: ApplyContext): void {
+  private async remove(tx: Executor, change: SyncChangeT, ctx: ApplyContext): Promise<void> {
     const spec = ENTITY_TABLES[change.entity];
-    const org = this.repo.orgOf(change.entity, spec.table, change.entity_id);
+    const org = await this.repo.orgOf(tx, change.entity, spec.table, change.entity_id);
     if (org !== undefined && org !== ctx.orgId) return;
     if (org !== undefined) {
-      this.logLaterEdits(change, ctx);
+      await this.logLaterEdits(tx, change, ctx);
       // A node's rules go with it: rules created or edited after its delete are lost edits too.
-      if (change.entity === 'node') for (const ruleId of this.repo.ruleIdsOf(change.entity_id)) this.logLaterEdits({ ...change, entity: 'rule', entity_id: ruleId }, ctx);
+      if (change.entity === 'node') {
+        for (const ruleId of await this.repo.ruleIdsOf(tx, change.entity_id)) await this.logLaterEdits(tx, { ...change, entity: 'rule', entity_id: ruleId }, ctx);
+      }
     }
-    this.repo.addTombstone(change.entity, change.entity_id, change);
-    this.as(change, () => {
+    await this.repo.addTombstone(tx, change.entity, change.entity_id, change);
+    await this.as(tx, change, async () => {
       if (change.entity === 'node' && typeof change.fields.slug === 'string') {
         // The origin's deletion time when the change carries it (since 058), so tombstones agree everywhere.
         const at = typeof change.fields.deleted_at === 'string' ? change.fields.deleted_at : ctx.now;
-        this.repo.tombstoneSlug(change.fields.slug, ctx.orgId, change.entity_id, at);
+        await this.repo.tombstoneSlug(tx, change.fields.slug, ctx.orgId, change.entity_id, at);
       }
-      if (org !== undefined) this.repo.deleteRow(spec.table, change.entity_id);
+      if (org !== undefined) await this.repo.deleteRow(tx, spec.table, change.entity_id);
     });
-    if (org !== undefined) ctx.applied?.(change, 'deleted');
+    if (org !== undefined) await ctx.applied?.(change, 'deleted');
   }
 
   /**
    * A delete arriving after edits that were made after it (by HLC): the edits lose all the same
    * (delete is final) and are logged, as they would have been had they arrived after the delete.
    */
-  private logLaterEdits(change: SyncChangeT, ctx: ApplyContext, upTo?: Version): void {
-    for (const e of this.repo.editsAfter(change.entity, change.entity_id, change)) {
+  private async logLaterEdits(tx: Executor, change: SyncChangeT, ctx: ApplyContext, upTo?: Version): Promise<void> {
+    for (const e of await this.repo.editsAfter(tx, change.entity, change.entity_id, change)) {
       if (upTo && newer(e, upTo)) break; // logged already, against the later delete
-      ctx.conflict('edit_after_delete', { entity: change.entity, entity_id: change.entity_id, writer: e.writer, hlc: e.hlc, fields: e.fields, deleted_by: change.writer, deleted_hlc: change.hlc });
+      await ctx.conflict('edit_after_delete', { entity: change.entity, entity_id: change.entity_id, writer: e.writer, hlc: e.hlc, fields: e.fields, deleted_by: change.writer, deleted_hlc: change.hlc });
     }
   }
 
@@ -167,25 +173,25 @@ export class ChangeApplier {
    * the edits made between the two deletes are logged as lost, and the delete goes on into this
    * side's feed, so every instance ends with the same tombstones.
    */
-  private antedate(change: SyncChangeT, dead: Version, ctx: ApplyContext): void {
-    this.logLaterEdits(change, ctx, dead);
-    this.repo.moveTombstone(change.entity, change.entity_id, change);
+  private async antedate(tx: Executor, change: SyncChangeT, dead: Version, ctx: ApplyContext): Promise<void> {
+    await this.logLaterEdits(tx, change, ctx, dead);
+    await this.repo.moveTombstone(tx, change.entity, change.entity_id, change);
     if (change.entity === 'node') {
-      for (const rule of this.repo.ruleTombstonesOf(change.entity_id)) {
+      for (const rule of await this.repo.ruleTombstonesOf(tx, change.entity_id)) {
         if (!newer(rule, change)) continue; // deleted on its own before the node
-        this.logLaterEdits({ ...change, entity: 'rule', entity_id: rule.id }, ctx, rule);
-        this.repo.moveTombstone('rule', rule.id, change);
+        await this.logLaterEdits(tx, { ...change, entity: 'rule', entity_id: rule.id }, ctx, rule);
+        await this.repo.moveTombstone(tx, 'rule', rule.id, change);
       }
     }
-    this.as(change, () => {
+    await this.as(tx, change, async () => {
       if (change.entity === 'node' && typeof change.fields.slug === 'string' && typeof change.fields.deleted_at === 'string') {
-        this.repo.tombstoneSlug(change.fields.slug, ctx.orgId, change.entity_id, change.fields.deleted_at);
+        await this.repo.tombstoneSlug(tx, change.fields.slug, ctx.orgId, change.entity_id, change.fields.deleted_at);
       }
-      this.repo.appendDelete(ctx.orgId, change.entity, change.entity_id, change.fields);
+      await this.repo.appendDelete(tx, ctx.orgId, change.entity, change.entity_id, change.fields);
     });
   }
 
-  private insert(change: SyncChangeT, ctx: ApplyContext): void {
+  private async insert(tx: Executor, change: SyncChangeT, ctx: ApplyContext): Promise<void> {
     const spec = ENTITY_TABLES[change.entity];
     const f: Record<string, Value> = {};
     for (const c of spec.cols) f[c] = change.fields[c] ?? null;
@@ -196,37 +202,37 @@ export class ChangeApplier {
     switch (change.entity) {
       case 'node': {
         const slug = String(f.slug);
-        const refused = ctx.checkSlug?.(slug) ?? null;
+        const refused = (await ctx.checkSlug?.(slug)) ?? null;
         if (refused) {
-          ctx.conflict(refused, { entity_id: change.entity_id, slug, writer: change.writer, hlc: change.hlc, fields: change.fields });
+          await ctx.conflict(refused, { entity_id: change.entity_id, slug, writer: change.writer, hlc: change.hlc, fields: change.fields });
           return;
         }
-        const holder = this.repo.slugHolder(slug);
+        const holder = await this.repo.slugHolder(tx, slug);
         if (holder !== undefined && holder !== change.entity_id) {
-          ctx.conflict('slug_duplicate', { entity_id: change.entity_id, slug, holder, writer: change.writer, hlc: change.hlc, fields: change.fields });
+          await ctx.conflict('slug_duplicate', { entity_id: change.entity_id, slug, holder, writer: change.writer, hlc: change.hlc, fields: change.fields });
           return;
         }
-        if (f.serial !== null && this.repo.serialTaken(ctx.orgId, f.serial!, change.entity_id)) {
+        if (f.serial !== null && (await this.repo.serialTaken(tx, ctx.orgId, f.serial!, change.entity_id))) {
           // Serials are printed labels, never refused: both nodes keep theirs (migration 055 made
           // serials non-unique for this).
-          ctx.conflict('serial_clash', { entity_id: change.entity_id, serial: f.serial, writer: change.writer, hlc: change.hlc });
+          await ctx.conflict('serial_clash', { entity_id: change.entity_id, serial: f.serial, writer: change.writer, hlc: change.hlc });
         }
-        if (f.template_id !== null && !this.repo.templateExists(f.template_id!)) f.template_id = null;
-        if (f.batch_id !== null && !this.repo.batchExists(f.batch_id!)) f.batch_id = null;
+        if (f.template_id !== null && !(await this.repo.templateExists(tx, f.template_id!))) f.template_id = null;
+        if (f.batch_id !== null && !(await this.repo.batchExists(tx, f.batch_id!))) f.batch_id = null;
         if (holder === undefined) slugToInsert = slug;
         break;
       }
       case 'rule':
-        if (this.repo.nodeOrg(String(f.node_id)) !== ctx.orgId) {
+        if ((await this.repo.nodeOrg(tx, String(f.node_id))) !== ctx.orgId) {
           // A rule of a deleted node: dead too (so its later edits are logged like any edit of a
           // deleted entity), and logged itself when it was made after the delete.
-          const nodeDead = this.repo.tombstone('node', String(f.node_id));
+          const nodeDead = await this.repo.tombstone(tx, 'node', String(f.node_id));
           if (nodeDead) {
-            this.repo.addTombstone('rule', change.entity_id, nodeDead, String(f.node_id));
+            await this.repo.addTombstone(tx, 'rule', change.entity_id, nodeDead, String(f.node_id));
             if (newer(change, nodeDead)) {
-              ctx.conflict('edit_after_delete', { entity: 'rule', entity_id: change.entity_id, node_id: f.node_id, writer: change.writer, hlc: change.hlc, fields: change.fields, deleted_by: nodeDead.writer, deleted_hlc: nodeDead.hlc });
+              await ctx.conflict('edit_after_delete', { entity: 'rule', entity_id: change.entity_id, node_id: f.node_id, writer: change.writer, hlc: change.hlc, fields: change.fields, deleted_by: nodeDead.writer, deleted_hlc: nodeDead.hlc });
             } else {
-              this.repo.recordUnapplied('rule', change.entity_id, change, change.fields);
+              await this.repo.recordUnapplied(tx, 'rule', change.entity_id, change, change.fields);
             }
           }
           return;
@@ -234,60 +240,66 @@ export class ChangeApplier {
         delete extra.org_id;
         break;
       case 'batch':
-        if (f.template_id !== null && !this.repo.templateExists(f.template_id!)) f.template_id = null;
+        if (f.template_id !== null && !(await this.repo.templateExists(tx, f.template_id!))) f.template_id = null;
         // Batches travel once generated: they arrive ready, their nodes with them.
         Object.assign(extra, { status: 'ready', nodes_generated: f.quantity!, updated_at: f.created_at! });
         break;
       case 'webhook':
         // Only events after its arrival here are delivered (from this instance's own outbox).
-        extra.start_seq = this.repo.maxEventSeq();
+        extra.start_seq = await this.repo.maxEventSeq(tx);
         break;
       default:
     }
-    const cols = ['id', ...spec.cols, ...Object.keys(extra)];
-    const values = [change.entity_id, ...spec.cols.map((c) => f[c]!), ...Object.values(extra)];
-    this.as(change, () => {
+    const row: Record<string, Value> = { id: change.entity_id, ...Object.fromEntries(spec.cols.map((c) => [c, f[c]!])), ...extra };
+    await this.as(tx, change, async () => {
       const minted = typeof change.fields.minted_at === 'string' ? change.fields.minted_at : String(f.created_at);
-      if (slugToInsert) this.repo.insertSlug(slugToInsert, ctx.orgId, change.entity_id, minted);
-      this.repo.insertRow(spec.table, cols, values);
+      if (slugToInsert) await this.repo.insertSlug(tx, slugToInsert, ctx.orgId, change.entity_id, minted);
+      await this.repo.insertRow(tx, spec.table, row);
     });
-    for (const c of spec.cols) this.repo.setVersion(change.entity, change.entity_id, c, change);
-    ctx.applied?.(change, 'created');
+    for (const c of spec.cols) await this.repo.setVersion(tx, change.entity, change.entity_id, c, change);
+    await ctx.applied?.(change, 'created');
   }
 
-  private update(change: SyncChangeT, ctx: ApplyContext): void {
+  private async update(tx: Executor, change: SyncChangeT, ctx: ApplyContext): Promise<void> {
     const spec = ENTITY_TABLES[change.entity];
     const won: string[] = [];
     for (const [field, value] of Object.entries(change.fields)) {
       if (!(spec.cols as readonly string[]).includes(field) || field === 'slug' || field === 'created_at') continue;
       if (value === undefined) continue;
-      const v = this.repo.version(change.entity, change.entity_id, field);
+      const v = await this.repo.version(tx, change.entity, change.entity_id, field);
       if (v && !newer(change, v)) continue;
       won.push(field);
     }
     if (won.length === 0) {
-      this.repo.recordUnapplied(change.entity, change.entity_id, change, change.fields);
+      await this.repo.recordUnapplied(tx, change.entity, change.entity_id, change, change.fields);
       return;
     }
-    const values = won.map((field) => {
+    const set: Record<string, Value> = {};
+    for (const field of won) {
       const v = change.fields[field] ?? null;
       // A reference to something this side does not have is cleared (as its deletion would).
-      if (v !== null && field === 'template_id' && !this.repo.templateExists(v)) return null;
-      if (v !== null && field === 'batch_id' && !this.repo.batchExists(v)) return null;
-      return v;
-    });
-    this.as(change, () => this.repo.updateRow(spec.table, change.entity_id, won, values));
-    for (const field of won) this.repo.setVersion(change.entity, change.entity_id, field, change);
-    ctx.applied?.(change, 'updated');
+      if (v !== null && field === 'template_id' && !(await this.repo.templateExists(tx, v))) set[field] = null;
+      else if (v !== null && field === 'batch_id' && !(await this.repo.batchExists(tx, v))) set[field] = null;
+      else set[field] = v;
+    }
+    await this.as(tx, change, () => this.repo.updateRow(tx, spec.table, change.entity_id, set));
+    for (const field of won) await this.repo.setVersion(tx, change.entity, change.entity_id, field, change);
+    await ctx.applied?.(change, 'updated');
   }
 
   /** Runs writes recorded under the change's own writer and HLC (and, on a site, as pulled). */
-  private as(change: SyncChangeT, fn: () => void): void {
-    this.state.applying = { writer: change.writer, hlc: change.hlc };
-    try {
-      fn();
-    } finally {
-      this.state.applying = null;
-    }
+  private as(tx: Executor, change: SyncChangeT, fn: () => Promise<void>): Promise<void> {
+    return this.capture.applying(tx, { writer: change.writer, hlc: change.hlc }, fn);
   }
+}
+
+/** A constraint the row breaks (SQLite SQLITE_CONSTRAINT_*, PostgreSQL class 23). */
+function isConstraintError(err: unknown): err is Error {
+  if (!(err instanceof Error && 'code' in err)) return false;
+  const code = String(err.code);
+  return code.startsWith('SQLITE_CONSTRAINT') || /^23\d{3}$/.test(code);
+}
+
+function stringOrUndefined(v: unknown): string | undefined {
+  return typeof v === 'string' ? v : undefined;
 }

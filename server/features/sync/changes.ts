@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { type CaptureState, UNPAIRED_WRITER } from '../../db/capture.ts';
+import { UNPAIRED_WRITER } from '../../db/capture.ts';
+import type { ChangeCapture } from '../../db/changeCapture.ts';
+import type { Executor, Store } from '../../db/store.ts';
 import { AppError, ConflictError } from '../../platform/errors.ts';
 import {
   PUSH_GAP_ERROR,
@@ -11,7 +13,7 @@ import {
   type SyncScanT,
 } from '../../schemas/sync.ts';
 import type { ApplyContext, ChangeApplier, ConflictKind } from './apply.ts';
-import { ClockAheadError } from './hlc.ts';
+import { ClockAheadError } from '../../platform/hlc.ts';
 import type { LeaseRegistry } from './registry.ts';
 import type { OutboxRow, ReplicationRepo, SyncRepo } from './repo.ts';
 
@@ -33,17 +35,17 @@ const toChange = (r: OutboxRow): SyncChangeT => ({
 });
 
 /** Extends a page of pending rows (in seq order) so that no transaction group and no batch is cut in two. */
-function wholeGroups(repo: ReplicationRepo, rows: OutboxRow[], orgId: string): OutboxRow[] {
+async function wholeGroups(db: Executor, repo: ReplicationRepo, rows: OutboxRow[], orgId: string): Promise<OutboxRow[]> {
   if (rows.length === 0) return rows;
   let end = rows[rows.length - 1]!.seq;
   for (;;) {
     let want = end;
     for (const r of rows) {
-      if (r.group_id) want = Math.max(want, repo.pendingEnd('group', r.group_id));
-      if (r.hold) want = Math.max(want, repo.pendingEnd('hold', r.hold));
+      if (r.group_id) want = Math.max(want, await repo.pendingEnd(db, 'group', r.group_id));
+      if (r.hold) want = Math.max(want, await repo.pendingEnd(db, 'hold', r.hold));
     }
     if (want <= end) return rows;
-    rows = rows.concat(repo.pendingBetween(end, want, orgId));
+    rows = rows.concat(await repo.pendingBetween(db, end, want, orgId));
     end = want;
   }
 }
@@ -52,22 +54,24 @@ function wholeGroups(repo: ReplicationRepo, rows: OutboxRow[], orgId: string): O
 export class SiteChanges {
   private readonly rows: ReplicationRepo;
   private readonly settings: SyncRepo;
-  private readonly capture: CaptureState;
+  private readonly capture: ChangeCapture;
+  private readonly store: Store;
 
-  constructor(rows: ReplicationRepo, settings: SyncRepo, capture: CaptureState) {
+  constructor(store: Store, rows: ReplicationRepo, settings: SyncRepo, capture: ChangeCapture) {
+    this.store = store;
     this.rows = rows;
     this.settings = settings;
     this.capture = capture;
   }
 
   /** Rows of `orgId` (the organization bound to the remote) waiting to be pushed. */
-  pendingCount(orgId: string): number {
-    return this.rows.pendingCount(orgId);
+  pendingCount(orgId: string): Promise<number> {
+    return this.rows.pendingCount(this.store.db, orgId);
   }
 
   /** The highest seq the remote has acknowledged (all rows up to it are pushed). */
-  ackedSeq(): number {
-    return Number(this.settings.getSetting('sync.acked_seq') ?? '0');
+  async ackedSeq(db: Executor = this.store.db): Promise<number> {
+    return Number((await this.settings.getSetting(db, 'sync.acked_seq')) ?? '0');
   }
 
   /**
@@ -75,11 +79,12 @@ export class SiteChanges {
    * finished generating (then all of it at once). Stops before the first row of a batch still
    * generating, so everything after it waits too (order is kept).
    */
-  nextChanges(orgId: string, limit: number): SyncChangeT[] {
+  async nextChanges(orgId: string, limit: number): Promise<SyncChangeT[]> {
+    const db = this.store.db;
     const ready: OutboxRow[] = [];
-    for (const r of this.rows.pending(orgId, limit)) {
+    for (const r of await this.rows.pending(db, orgId, limit)) {
       if (r.hold) {
-        const status = this.rows.batchStatus(r.hold);
+        const status = await this.rows.batchStatus(db, r.hold);
         if (status === 'pending' || status === 'generating') break;
       }
       ready.push(r);
@@ -87,26 +92,27 @@ export class SiteChanges {
     // Rows written before this instance had a writer id (CLI, the snapshot of migration 055) go
     // under the current one: the remote accepts only this site's writer ids.
     const writer = this.capture.writer;
-    return wholeGroups(this.rows, ready, orgId).map((r) => toChange(r.writer === UNPAIRED_WRITER ? { ...r, writer } : r));
+    return (await wholeGroups(db, this.rows, ready, orgId)).map((r) => toChange(r.writer === UNPAIRED_WRITER ? { ...r, writer } : r));
   }
 
   /** Scans recorded since the last acknowledged one, with their global ids. */
-  nextScans(orgId: string, limit: number): Array<SyncScanT & { local: number }> {
-    const after = Number(this.settings.getSetting('sync.scans_acked') ?? '0');
-    return this.rows.scansAfter(after, orgId, limit).map(({ id, writer, ...s }) => ({ ...s, id: `${writer ?? this.capture.writer}:${id}`, local: id, is_bot: s.is_bot ? 1 : 0 }));
+  async nextScans(orgId: string, limit: number): Promise<Array<SyncScanT & { local: number }>> {
+    const db = this.store.db;
+    const after = Number((await this.settings.getSetting(db, 'sync.scans_acked')) ?? '0');
+    return (await this.rows.scansAfter(db, after, orgId, limit)).map(({ id, writer, ...s }) => ({ ...s, id: `${writer ?? this.capture.writer}:${id}`, local: id, is_bot: s.is_bot ? 1 : 0 }));
   }
 
   /** After an acknowledged push: everything up to ackedSeq is pushed, scans up to lastScan too. */
-  markPushed(ackedSeq: number, lastScan: number | null): void {
-    this.rows.markPushed(ackedSeq);
-    if (ackedSeq > this.ackedSeq()) this.settings.setSetting('sync.acked_seq', String(ackedSeq));
-    if (lastScan !== null) this.settings.setSetting('sync.scans_acked', String(lastScan));
+  async markPushed(tx: Executor, ackedSeq: number, lastScan: number | null): Promise<void> {
+    await this.rows.markPushed(tx, ackedSeq);
+    if (ackedSeq > (await this.ackedSeq(tx))) await this.settings.setSetting(tx, 'sync.acked_seq', String(ackedSeq));
+    if (lastScan !== null) await this.settings.setSetting(tx, 'sync.scans_acked', String(lastScan));
   }
 
   /** The remote has less than we thought (it was restored): push again what follows `expected`. */
-  rewind(expected: number): void {
-    this.rows.rewind(expected);
-    this.settings.setSetting('sync.acked_seq', String(expected));
+  async rewind(tx: Executor, expected: number): Promise<void> {
+    await this.rows.rewind(tx, expected);
+    await this.settings.setSetting(tx, 'sync.acked_seq', String(expected));
   }
 
   /**
@@ -114,18 +120,18 @@ export class SiteChanges {
    * remote applies nothing twice): when the remote was restored from a backup it may have lost
    * what it had acknowledged, and a copy of the data cannot know what the other copy pushed.
    */
-  rewindAll(): void {
-    this.rewind(0);
-    this.settings.setSetting('sync.scans_acked', '0');
+  async rewindAll(tx: Executor): Promise<void> {
+    await this.rewind(tx, 0);
+    await this.settings.setSetting(tx, 'sync.scans_acked', '0');
   }
 
   /** A new incarnation records scans under its own writer id from the next scan on. */
-  startScanEpoch(writer: string): void {
-    this.rows.setScanEpoch(this.rows.maxScanId() + 1, writer);
+  async startScanEpoch(tx: Executor, writer: string): Promise<void> {
+    await this.rows.setScanEpoch(tx, (await this.rows.maxScanId(tx)) + 1, writer);
   }
 
-  hasScanEpoch(): boolean {
-    return this.rows.hasScanEpoch();
+  hasScanEpoch(db: Executor): Promise<boolean> {
+    return this.rows.hasScanEpoch(db);
   }
 }
 
@@ -142,8 +148,8 @@ const CONFLICTS_PER_PAGE = 100;
 
 /** Webhook events for what sites' pushes changed here (paired sites deliver none themselves). */
 export interface RemoteEvents {
-  applied(orgId: string, change: SyncChangeT, effect: 'created' | 'updated' | 'deleted'): void;
-  scanned(orgId: string, scans: Array<SyncScanT & { local: number }>): void;
+  applied(tx: Executor, orgId: string, change: SyncChangeT, effect: 'created' | 'updated' | 'deleted'): Promise<void>;
+  scanned(tx: Executor, orgId: string, scans: Array<SyncScanT & { local: number }>): Promise<void>;
 }
 
 /**
@@ -153,14 +159,17 @@ export interface RemoteEvents {
 export class RemoteChanges {
   /** Set by the app once the services exist. */
   events: RemoteEvents | null = null;
+  private readonly store: Store;
   private readonly rows: ReplicationRepo;
   private readonly repo: SyncRepo;
   private readonly registry: LeaseRegistry;
   private readonly applier: ChangeApplier;
-  private readonly capture: CaptureState;
+  private readonly capture: ChangeCapture;
   private readonly now: () => string;
+  private feed: string | null = null;
 
-  constructor(deps: { rows: ReplicationRepo; repo: SyncRepo; registry: LeaseRegistry; applier: ChangeApplier; capture: CaptureState; now: () => string }) {
+  constructor(deps: { store: Store; rows: ReplicationRepo; repo: SyncRepo; registry: LeaseRegistry; applier: ChangeApplier; capture: ChangeCapture; now: () => string }) {
+    this.store = deps.store;
     this.rows = deps.rows;
     this.repo = deps.repo;
     this.registry = deps.registry;
@@ -169,16 +178,19 @@ export class RemoteChanges {
     this.now = deps.now;
   }
 
-  push(orgId: string, input: PushInput): PushResultT {
-    return this.repo.transaction(() => {
-      const site = this.repo.getSite(input.site_id);
+  push(orgId: string, input: PushInput): Promise<PushResultT> {
+    return this.store.transaction(async (tx) => {
+      // One push of a site at a time, whichever process answers (PostgreSQL): a retry racing the
+      // original waits for it, then finds its changes applied (seq <= last_seq) and skips them.
+      await this.repo.lockSite(tx, input.site_id);
+      const site = await this.repo.getSite(tx, input.site_id);
       if (!site || site.org_id !== orgId) throw new ConflictError(UNKNOWN_INCARNATION_ERROR);
       // A retry of an applied call (same next_token) is applied like any other: changes up to
       // last_seq are skipped and scans are stored once, so what the site added since (the retry
       // may carry more) is not acknowledged without being stored.
-      this.registry.fence(input.site_id, input.incarnation, input.token, input.next_token, false);
+      await this.registry.fence(tx, input.site_id, input.incarnation, input.token, input.next_token, false);
       // A new incarnation starts where the site says it is: its earlier rows went under the old one.
-      let last = this.rows.pushState(input.site_id, input.incarnation) ?? input.after_seq;
+      let last = (await this.rows.pushState(tx, input.site_id, input.incarnation)) ?? input.after_seq;
       if (input.after_seq > last) throw new PushGapError(last);
       try {
         for (const c of input.changes) this.capture.hlc.check(c.hlc);
@@ -190,43 +202,48 @@ export class RemoteChanges {
       const ctx: ApplyContext = {
         orgId,
         now: this.now(),
-        checkSlug: (slug) => (this.registry.validateSlug(orgId, input.site_id, slug).ok ? null : 'slug_outside_lease'),
+        checkSlug: async (slug) => ((await this.registry.validateSlug(orgId, input.site_id, slug, tx)).ok ? null : 'slug_outside_lease'),
         // Sent down to the site whose change lost: for an edit logged when a delete arrives, the
         // site that made the edit (its writer), not the one pushing the delete.
-        conflict: (kind, detail) => this.conflict(orgId, kind, { ...detail, site_id: siteOfWriter(detail.writer) ?? input.site_id }),
-        applied: (change, effect) => this.events?.applied(orgId, change, effect),
+        conflict: (kind, detail) => this.conflict(tx, orgId, kind, { ...detail, site_id: siteOfWriter(detail.writer) ?? input.site_id }),
+        applied: async (change, effect) => this.events?.applied(tx, orgId, change, effect),
       };
+      const fresh = input.changes.filter((c) => c.seq > last && c.entity !== 'api_key');
+      // The entities this push touches, locked in one order (PostgreSQL): two pushes touching the
+      // same entities in different orders wait for each other instead of deadlocking.
+      await this.rows.lockEntities(tx, fresh.map((c) => ({ entity: c.entity, id: c.entity_id })));
       for (const change of input.changes) {
         if (change.seq <= last) continue; // already applied: a duplicate or a retry
         if (!change.writer.startsWith(prefix)) throw new ConflictError(`Change ${change.seq} names writer ${change.writer}, not this site`);
         // API keys only come down: a site can never create or change a key of the remote.
-        if (change.entity !== 'api_key') this.applier.apply(change, ctx);
+        if (change.entity !== 'api_key') await this.applier.apply(tx, change, ctx);
         last = change.seq;
       }
-      const scans = this.applier.applyScans(input.scans, orgId);
-      if (scans.length) this.events?.scanned(orgId, scans);
-      this.rows.setPushState(input.site_id, input.incarnation, last);
+      const scans = await this.applier.applyScans(tx, input.scans, orgId);
+      if (scans.length) await this.events?.scanned(tx, orgId, scans);
+      await this.rows.setPushState(tx, input.site_id, input.incarnation, last);
       return { token: input.next_token, acked_seq: last, scans_acked: input.scans.length };
     });
   }
 
-  changes(orgId: string, writer: string, cursor: string | undefined, limit: number): ChangesPageT {
-    const feed = this.feedId();
-    const head = this.rows.feedHead(orgId);
+  async changes(orgId: string, writer: string, cursor: string | undefined, limit: number): Promise<ChangesPageT> {
+    const db = this.store.db;
+    const feed = await this.feedId();
+    const head = await this.rows.feedHead(db, orgId);
     const position = decodeCursor(cursor, feed);
     let after = position.seq;
     // A cursor beyond the head comes from before a restore of this remote: start over (replaying
     // is harmless, every field is last-writer-wins and deletes are final).
     if (after > head) after = 0;
-    let rows = this.rows.feedAfter(after, orgId, limit);
+    let rows = await this.rows.feedAfter(db, after, orgId, limit);
     // A page ends with a whole transaction group.
     const last = rows[rows.length - 1];
     if (last?.group_id) {
-      const groupEnd = this.rows.groupEnd(last.group_id);
-      if (groupEnd > last.seq) rows = rows.concat(this.rows.feedBetween(last.seq, groupEnd, orgId));
+      const groupEnd = await this.rows.groupEnd(db, last.group_id);
+      if (groupEnd > last.seq) rows = rows.concat(await this.rows.feedBetween(db, last.seq, groupEnd, orgId));
     }
     const end = rows.length ? rows[rows.length - 1]!.seq : after;
-    const conflicts = this.repo.conflictsForSite(orgId, siteOfWriter(writer) ?? writer, position.c, CONFLICTS_PER_PAGE);
+    const conflicts = await this.repo.conflictsForSite(db, orgId, siteOfWriter(writer) ?? writer, position.c, CONFLICTS_PER_PAGE);
     const lastConflict = conflicts.length ? conflicts[conflicts.length - 1]!.id : position.c;
     return {
       // No echoes: the asking writer already has its own changes.
@@ -237,17 +254,14 @@ export class RemoteChanges {
     };
   }
 
-  private conflict(orgId: string, kind: ConflictKind, detail: Record<string, unknown>): void {
-    this.repo.insertConflict(kind, detail, this.now(), orgId);
+  private conflict(tx: Executor, orgId: string, kind: ConflictKind, detail: Record<string, unknown>): Promise<void> {
+    return this.repo.insertConflict(tx, kind, detail, this.now(), orgId);
   }
 
-  private feedId(): string {
-    let id = this.repo.getSetting('sync.feed_id');
-    if (!id) {
-      id = randomBytes(8).toString('hex');
-      this.repo.setSetting('sync.feed_id', id);
-    }
-    return id;
+  /** This feed's id, made once (by whichever process asks first) and kept. */
+  private async feedId(): Promise<string> {
+    this.feed ??= await this.repo.ensureSetting(this.store.db, 'sync.feed_id', randomBytes(8).toString('hex'));
+    return this.feed;
   }
 }
 

@@ -1,5 +1,6 @@
 import { closeSync, fsyncSync, openSync, readFileSync, renameSync, statSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Executor } from '../../db/store.ts';
 import type { SyncRepo } from './repo.ts';
 import { KEYS, type SiteSync } from './site.ts';
 
@@ -32,12 +33,14 @@ interface Recorded {
 export class InstanceIdentity {
   private readonly dataDir: string;
   private readonly dbFile: string;
+  private readonly db: Executor;
   private readonly repo: SyncRepo;
   private readonly site: SiteSync;
 
-  constructor(dataDir: string, dbFile: string, repo: SyncRepo, site: SiteSync) {
+  constructor(dataDir: string, dbFile: string, db: Executor, repo: SyncRepo, site: SiteSync) {
     this.dataDir = dataDir;
     this.dbFile = dbFile;
+    this.db = db;
     this.repo = repo;
     this.site = site;
   }
@@ -47,9 +50,9 @@ export class InstanceIdentity {
   }
 
   /** Run once at start, before anything mints. Returns why a new incarnation was started, if it was. */
-  check(): string | null {
+  async check(): Promise<string | null> {
     const fileId = this.fileId();
-    const raw = this.repo.getSetting(KEYS.instance);
+    const raw = await this.repo.getSetting(this.db, KEYS.instance);
     const recorded = raw ? (JSON.parse(raw) as Recorded) : null;
     const marker = this.readMarker();
     let reason: string | null = null;
@@ -64,21 +67,21 @@ export class InstanceIdentity {
         reason = 'the database is older than its marker file (restored from a backup)';
       }
     }
-    if (reason) this.site.startNewIncarnation(reason);
-    this.seal(Math.max(recorded?.epoch ?? 0, marker?.epoch ?? 0) + 1, fileId);
+    if (reason) await this.site.startNewIncarnation(reason);
+    await this.seal(Math.max(recorded?.epoch ?? 0, marker?.epoch ?? 0) + 1, fileId);
     return reason;
   }
 
   /** Bumps the epoch (at a clean stop), so a backup taken while running is recognised if restored. */
-  close(): void {
-    const raw = this.repo.getSetting(KEYS.instance);
+  async close(): Promise<void> {
+    const raw = await this.repo.getSetting(this.db, KEYS.instance);
     const recorded = raw ? (JSON.parse(raw) as Recorded) : null;
-    this.seal((recorded?.epoch ?? 0) + 1, this.fileId());
+    await this.seal((recorded?.epoch ?? 0) + 1, this.fileId());
   }
 
   /** Database first, then the marker: a crash in between leaves the database ahead, which passes. */
-  private seal(epoch: number, fileId: string | null): void {
-    this.repo.setSetting(KEYS.instance, JSON.stringify({ file_id: fileId, epoch } satisfies Recorded));
+  private async seal(epoch: number, fileId: string | null): Promise<void> {
+    await this.site.setSetting(this.db, KEYS.instance, JSON.stringify({ file_id: fileId, epoch } satisfies Recorded));
     const marker: Marker = { site_id: this.site.siteId, incarnation: this.site.incarnation, epoch };
     const tmp = `${this.markerPath}.tmp`;
     const fd = openSync(tmp, 'w');

@@ -1,14 +1,14 @@
 import { hostname } from 'node:os';
-import type { Database } from 'better-sqlite3';
+import { changeCapture } from '../../db/changeCapture.ts';
+import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { Outbox } from '../../platform/outbox.ts';
 import type { SecretStore } from '../../platform/secrets.ts';
-import { captureState } from '../../db/capture.ts';
 import { ChangeApplier } from './apply.ts';
 import { RemoteChanges, SiteChanges } from './changes.ts';
 import type { RemoteApi } from './client.ts';
 import { InstanceIdentity } from './identity.ts';
 import { Pairing, startupClient } from './pairing.ts';
+import { type PruneOptions, SyncPruner } from './prune.ts';
 import { LeaseRegistry } from './registry.ts';
 import { ReplicationRepo, SyncRepo } from './repo.ts';
 import { SiteSync, type SyncLogger } from './site.ts';
@@ -24,17 +24,22 @@ export interface SyncConfig {
   /** Changes per push or pull request (1000). */
   pageSize?: number | undefined;
   worker?: Partial<SyncWorkerOptions> | undefined;
+  /** Compaction of the change outbox (prune.ts; docs/sync.md "Compaction"). */
+  prune?: Partial<PruneOptions> | undefined;
   /** Replaces the HTTP client (tests). */
   client?: RemoteApi | undefined;
 }
 
 export interface CreateSyncOptions {
-  db: Database;
+  store: Store;
   clock: Clock;
-  outbox: Outbox;
+  /** Told of every local write (the worker then pushes soon). */
+  outbox: { onRecorded(listener: () => void): void };
   logger: SyncLogger;
-  /** Where the database lives; empty for an in-memory instance (no incarnation checks then). */
+  /** Where the data lives; empty for an in-memory instance (no incarnation checks then). */
   dataDir: string;
+  /** The SQLite database file, for copy detection (identity.ts); absent on PostgreSQL and in memory. */
+  databaseFile?: string | undefined;
   /** Where a runtime pairing keeps the remote key (pairing.ts). */
   secrets: SecretStore;
   config?: SyncConfig | undefined;
@@ -42,21 +47,22 @@ export interface CreateSyncOptions {
 
 /**
  * Wires the sync feature: the remote-side lease registry (every instance can be a remote), the
- * site side (identity, pairing, slug reserve), its worker, and the instance-identity check that
- * gives a copied or restored data directory a new incarnation before anything is minted.
+ * site side (identity, pairing, slug reserve), its worker, the outbox compaction, and the
+ * instance-identity check that gives a copied or restored data directory a new incarnation before
+ * anything is minted.
  */
-export function createSync({ db, clock, outbox, logger, dataDir, secrets, config = {} }: CreateSyncOptions) {
-  const repo = new SyncRepo(db);
-  const registry = new LeaseRegistry(repo, clock);
-  const capture = captureState(db);
-  capture.now = () => clock.now();
-  const rows = new ReplicationRepo(db);
+export async function createSync({ store, clock, outbox, logger, dataDir, databaseFile, secrets, config = {} }: CreateSyncOptions) {
+  const repo = new SyncRepo(store.dialect);
+  const registry = new LeaseRegistry(store, repo, clock);
+  const capture = await changeCapture(store, () => clock.now());
+  const rows = new ReplicationRepo(store.dialect);
   const applier = new ChangeApplier(rows, capture);
-  const changes = new SiteChanges(rows, repo, capture);
-  const remoteChanges = new RemoteChanges({ rows, repo, registry, applier, capture, now: () => new Date(clock.now()).toISOString() });
-  const initial = config.client ? { client: config.client, from: 'flag' as const } : startupClient(repo, secrets, config);
+  const changes = new SiteChanges(store, rows, repo, capture);
+  const remoteChanges = new RemoteChanges({ store, rows, repo, registry, applier, capture, now: () => new Date(clock.now()).toISOString() });
+  const initial = config.client ? { client: config.client, from: 'flag' as const } : await startupClient(store.db, repo, secrets, config);
   const client = initial?.client;
-  const site = new SiteSync({
+  const site = await SiteSync.open({
+    store,
     repo,
     clock,
     logger,
@@ -66,21 +72,27 @@ export function createSync({ db, clock, outbox, logger, dataDir, secrets, config
     siteName: config.siteName ?? hostname(),
     replication: { capture, changes, applier, pageSize: config.pageSize },
   });
-  const identity = dataDir && db.name && db.name !== ':memory:' ? new InstanceIdentity(dataDir, db.name, repo, site) : undefined;
-  identity?.check();
+  const identity = dataDir && databaseFile && databaseFile !== ':memory:' ? new InstanceIdentity(dataDir, databaseFile, store.db, repo, site) : undefined;
+  await identity?.check();
   const worker = new SyncWorker(site, clock, logger, config.worker);
   outbox.onRecorded(() => worker.nudge());
-  const pairing = new Pairing({ site, repo, worker, secrets, initial });
+  const pruner = new SyncPruner({ store, rows, settings: repo, clock, logger, options: config.prune });
+  const pairing = new Pairing({ site, worker, secrets, initial });
   return {
     registry,
     remoteChanges,
     site,
+    pruner,
     worker: {
-      start: () => worker.start(),
+      start: () => {
+        worker.start();
+        pruner.start();
+      },
       stop: async () => {
         pairing.close();
         await worker.stop();
-        identity?.close();
+        await pruner.stop();
+        await identity?.close();
       },
       runNow: () => worker.runNow(),
     },
@@ -89,10 +101,10 @@ export function createSync({ db, clock, outbox, logger, dataDir, secrets, config
     /** For SlugAllocator: paired sites mint only from leases. */
     slugSource: site.slugSource,
     /** For SlugAllocator: the remote's own blocks never collide with blocks leased to sites. */
-    blockTaken: (block: number) => registry.isTaken(block),
+    blockTaken: (db: Executor, block: number) => registry.isTaken(db, block),
     /** For batch creation: 409 when the reserve cannot cover the batch. */
     assertCanMint: site.assertCanMint,
   };
 }
 
-export type Sync = ReturnType<typeof createSync>;
+export type Sync = Awaited<ReturnType<typeof createSync>>;

@@ -2,14 +2,13 @@ import { ConflictError, ValidationError } from '../../platform/errors.ts';
 import type { SecretStore } from '../../platform/secrets.ts';
 import type { PairInput } from '../../schemas/syncPairing.ts';
 import { ForkedError, HttpRemoteClient, type RemoteApi, RemoteRefusedError, RemoteUnavailableError } from './client.ts';
+import type { Executor } from '../../db/store.ts';
 import type { SyncRepo } from './repo.ts';
 import { KEYS, type SiteSync } from './site.ts';
 import type { SyncWorker } from './worker.ts';
 
 /** Name of the remote key in the secret store. */
 export const REMOTE_KEY_SECRET = 'sync.remote_key';
-/** The local organization bound to the remote's (docs/sync.md, "organization mapping"). */
-const LOCAL_ORG = 'sync.local_org';
 
 function origin(url: string): string {
   return url.replace(/\/+$/, '');
@@ -19,13 +18,14 @@ function origin(url: string): string {
  * The client a site starts with: `--remote-key` wins; otherwise the key stored by a runtime
  * pairing, for the remote this data directory is paired with.
  */
-export function startupClient(
+export async function startupClient(
+  db: Executor,
   repo: SyncRepo,
   secrets: SecretStore,
   config: { remoteUrl?: string | undefined; remoteKey?: string | undefined },
-): { url: string; client: RemoteApi; from: 'flag' | 'store' } | undefined {
+): Promise<{ url: string; client: RemoteApi; from: 'flag' | 'store' } | undefined> {
   if (config.remoteUrl && config.remoteKey) return { url: config.remoteUrl, client: new HttpRemoteClient(config.remoteUrl, config.remoteKey), from: 'flag' };
-  const paired = repo.getSetting(KEYS.remoteUrl);
+  const paired = await repo.getSetting(db, KEYS.remoteUrl);
   const url = config.remoteUrl ? origin(config.remoteUrl) : paired;
   // Another --remote than the stored one is refused by SiteSync; no stored key is used for it.
   if (!url || (paired && paired !== url)) return undefined;
@@ -35,7 +35,6 @@ export function startupClient(
 
 export interface PairingDeps {
   site: SiteSync;
-  repo: SyncRepo;
   worker: Pick<SyncWorker, 'start' | 'stop' | 'runNow'>;
   secrets: SecretStore;
   /** The client in use at start, and whether it came from --remote-key. */
@@ -79,7 +78,7 @@ export class Pairing {
     }
     // A key may be replaced only when there is none or the remote refused it (a refusal is an
     // answer: online with an error); an unreachable remote is no reason to change keys.
-    const status = site.status();
+    const status = await site.status();
     if (paired && this.client && !(status.online === true && status.last_error !== null)) {
       throw new ConflictError(`This instance is already paired with ${paired}${status.online === false ? ' (unreachable right now: it retries on its own)' : ''}`);
     }
@@ -91,10 +90,10 @@ export class Pairing {
     // would present the same fencing token.
     await worker.stop();
     try {
-      await site.pairWith(url, client, () => {
+      await site.pairWith(url, client, async (tx) => {
+        // The organization that pairs is the one bound to the remote's, unless one already is.
+        await site.bindOrgIfUnbound(tx, orgId);
         try {
-          // The organization that pairs is the one bound to the remote's, unless one already is.
-          if (!this.deps.repo.getSetting(LOCAL_ORG)) this.deps.repo.setSetting(LOCAL_ORG, orgId);
           secrets.set(REMOTE_KEY_SECRET, input.remote_key);
         } catch (err) {
           // Thrown inside the registration's transaction: it rolls back, nothing is stored.

@@ -21,7 +21,7 @@ export function pairingRoutes(deps: { site: SiteSync; pairing: Pairing }) {
       },
       handler: async ({ body, auth }) => {
         await pairing.pair(body, auth.orgId);
-        return { data: site.status(auth.orgId) };
+        return { data: await site.status(auth.orgId) };
       },
     }),
   ];

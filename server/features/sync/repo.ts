@@ -1,4 +1,5 @@
-import type { Database, Statement } from 'better-sqlite3';
+import { sql } from 'kysely';
+import type { Dialect, Executor } from '../../db/store.ts';
 import { BLOCK_SIZE } from '../slugs/allocator.ts';
 
 export interface SiteRow {
@@ -41,198 +42,253 @@ export interface ConflictRow {
   resolved_at: string | null;
 }
 
+const SITE_COLS = ['site_id', 'org_id', 'name', 'created_at', 'last_seen_at'] as const;
+const INCARNATION_COLS = ['site_id', 'incarnation', 'token', 'created_at', 'last_seen_at'] as const;
+const LEASE_COLS = ['block', 'org_id', 'site_id', 'incarnation', 'kind', 'grant_token', 'leased_at'] as const;
+const CONFLICT_COLS = ['id', 'kind', 'detail_json', 'detected_at', 'resolved_at'] as const;
+
+/** A transaction-scoped advisory lock on PostgreSQL (many processes); SQLite has one writer anyway. */
+async function advisoryLock(db: Executor, dialect: Dialect, key: string): Promise<void> {
+  if (dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`.execute(db);
+}
+
 /** All SQL of the sync feature: remote-side registry, site-side lease state, settings. */
 export class SyncRepo {
-  private readonly db: Database;
-  private readonly stmts;
+  readonly dialect: Dialect;
 
-  constructor(db: Database) {
-    this.db = db;
-    this.stmts = {
-      getSetting: db.prepare('SELECT value FROM settings WHERE key = ?').pluck(),
-      setSetting: db.prepare('INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value'),
-      deleteSetting: db.prepare('DELETE FROM settings WHERE key = ?'),
-      // remote side
-      getSite: db.prepare('SELECT * FROM sync_sites WHERE site_id = ?'),
-      insertSite: db.prepare('INSERT INTO sync_sites (site_id, org_id, name, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)'),
-      touchSite: db.prepare('UPDATE sync_sites SET name = ?, last_seen_at = ? WHERE site_id = ?'),
-      listSites: db.prepare('SELECT * FROM sync_sites WHERE org_id = ? ORDER BY created_at DESC, site_id'),
-      getIncarnation: db.prepare('SELECT * FROM sync_incarnations WHERE site_id = ? AND incarnation = ?'),
-      insertIncarnation: db.prepare(
-        'INSERT INTO sync_incarnations (site_id, incarnation, token, created_at, last_seen_at) VALUES (?, ?, ?, ?, ?)',
-      ),
-      advanceToken: db.prepare('UPDATE sync_incarnations SET token = ?, last_seen_at = ? WHERE site_id = ? AND incarnation = ?'),
-      listIncarnations: db.prepare(
-        `SELECT i.incarnation, i.created_at, i.last_seen_at,
-                (SELECT COUNT(*) FROM sync_leases l WHERE l.site_id = i.site_id AND l.incarnation = i.incarnation) AS blocks
-           FROM sync_incarnations i WHERE i.site_id = ? ORDER BY i.created_at, i.incarnation`,
-      ),
-      leaseOf: db.prepare('SELECT * FROM sync_leases WHERE block = ?'),
-      insertLease: db.prepare(
-        'INSERT INTO sync_leases (block, org_id, site_id, incarnation, kind, grant_token, leased_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
-      leasesByGrant: db.prepare(
-        "SELECT block FROM sync_leases WHERE site_id = ? AND incarnation = ? AND grant_token = ? AND kind = 'lease' ORDER BY block",
-      ).pluck(),
-      leasesOfIncarnation: db.prepare('SELECT block FROM sync_leases WHERE site_id = ? AND incarnation = ? ORDER BY block').pluck(),
-      ownBlock: db.prepare('SELECT 1 FROM slug_blocks WHERE block = ?').pluck(),
-      orgIds: db.prepare('SELECT id FROM organizations ORDER BY created_at, id LIMIT 2').pluck(),
-      orgName: db.prepare('SELECT name FROM organizations WHERE id = ?').pluck(),
-      // site side
-      blocks: db.prepare('SELECT block, next_offset, source FROM slug_blocks ORDER BY acquired_at, block'),
-      claimable: db.prepare(
-        `SELECT block FROM slug_blocks
-          WHERE (source = 'local' AND block NOT IN (SELECT block FROM sync_site_blocks WHERE state = 'dropped'))
-             OR block IN (SELECT block FROM sync_site_blocks WHERE state = 'retired')
-          ORDER BY block`,
-      ).pluck(),
-      blockState: db.prepare('SELECT state, used FROM sync_site_blocks WHERE block = ?'),
-      activeLeased: db.prepare(
-        `SELECT COUNT(*) AS blocks, COALESCE(SUM(${BLOCK_SIZE} - next_offset), 0) AS slugs
-           FROM slug_blocks WHERE source = 'lease' AND next_offset < ${BLOCK_SIZE}`,
-      ),
-      nextOffset: db.prepare('SELECT next_offset FROM slug_blocks WHERE block = ?').pluck(),
-      exhaust: db.prepare(`UPDATE slug_blocks SET next_offset = ${BLOCK_SIZE} WHERE block = ?`),
-      toLease: db.prepare("UPDATE slug_blocks SET source = 'lease' WHERE block = ?"),
-      adopt: db.prepare("INSERT OR IGNORE INTO slug_blocks (block, next_offset, source, acquired_at) VALUES (?, 0, 'lease', ?)"),
-      setBlockState: db.prepare(
-        `INSERT INTO sync_site_blocks (block, incarnation, state, used, reason, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-           ON CONFLICT (block) DO UPDATE SET incarnation = excluded.incarnation, state = excluded.state,
-             used = excluded.used, reason = excluded.reason, updated_at = excluded.updated_at`,
-      ),
-      openBlocks: db.prepare(`SELECT block, next_offset FROM slug_blocks WHERE next_offset < ${BLOCK_SIZE}`),
-      insertConflict: db.prepare('INSERT INTO sync_conflicts (kind, detail_json, detected_at, org_id, remote_id) VALUES (?, ?, ?, ?, ?)'),
-      conflicts: db.prepare('SELECT * FROM sync_conflicts WHERE org_id = ? OR org_id IS NULL ORDER BY id'),
-      allConflicts: db.prepare('SELECT * FROM sync_conflicts ORDER BY id'),
-      conflictsForSite: db.prepare(
-        "SELECT * FROM sync_conflicts WHERE org_id = ? AND id > ? AND json_extract(detail_json, '$.site_id') = ? ORDER BY id LIMIT ?",
-      ),
-      resolveConflict: db.prepare('UPDATE sync_conflicts SET resolved_at = COALESCE(resolved_at, ?) WHERE id = ? AND (org_id = ? OR org_id IS NULL)'),
-      pendingBatchDemand: db.prepare(
-        "SELECT COALESCE(SUM(quantity - nodes_generated), 0) FROM batches WHERE status IN ('pending', 'generating')",
-      ).pluck(),
-    };
-  }
-
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+  constructor(dialect: Dialect) {
+    this.dialect = dialect;
   }
 
   // ---- settings ----
-  getSetting(key: string): string | undefined {
-    return this.stmts.getSetting.get(key) as string | undefined;
+  async getSetting(db: Executor, key: string): Promise<string | undefined> {
+    return (await db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirst())?.value;
   }
-  setSetting(key: string, value: string): void {
-    this.stmts.setSetting.run(key, value);
+  async setSetting(db: Executor, key: string, value: string): Promise<void> {
+    await db
+      .insertInto('settings')
+      .values({ key, value })
+      .onConflict((oc) => oc.column('key').doUpdateSet({ value: (eb) => eb.ref('excluded.value') }))
+      .execute();
   }
-  deleteSetting(key: string): void {
-    this.stmts.deleteSetting.run(key);
+  /** Stores `value` unless the key has one already (another process may have set it first); returns the stored value. */
+  async ensureSetting(db: Executor, key: string, value: string): Promise<string> {
+    await db.insertInto('settings').values({ key, value }).onConflict((oc) => oc.column('key').doNothing()).execute();
+    return (await this.getSetting(db, key)) ?? value;
+  }
+  async deleteSetting(db: Executor, key: string): Promise<void> {
+    await db.deleteFrom('settings').where('key', '=', key).execute();
+  }
+  /** Every `sync.*` setting (the site side keeps them in memory). */
+  async syncSettings(db: Executor): Promise<Map<string, string>> {
+    const rows = await db.selectFrom('settings').select(['key', 'value']).where('key', 'like', 'sync.%').execute();
+    return new Map(rows.map((r) => [r.key, r.value]));
   }
 
   // ---- remote side ----
-  getSite(siteId: string): SiteRow | undefined {
-    return this.stmts.getSite.get(siteId) as SiteRow | undefined;
+  /**
+   * Serialises the calls of one site across processes (PostgreSQL): registration, leases and
+   * pushes read and advance its fencing token and push state, which SQLite's single writer did.
+   */
+  lockSite(db: Executor, siteId: string): Promise<void> {
+    return advisoryLock(db, this.dialect, `sync-site:${siteId}`);
   }
-  insertSite(row: SiteRow): void {
-    this.stmts.insertSite.run(row.site_id, row.org_id, row.name, row.created_at, row.last_seen_at);
+  async getSite(db: Executor, siteId: string): Promise<SiteRow | undefined> {
+    return db.selectFrom('sync_sites').select(SITE_COLS).where('site_id', '=', siteId).executeTakeFirst();
   }
-  touchSite(siteId: string, name: string, at: string): void {
-    this.stmts.touchSite.run(name, at, siteId);
+  async insertSite(db: Executor, row: SiteRow): Promise<void> {
+    await db.insertInto('sync_sites').values(row).execute();
   }
-  listSites(orgId: string): SiteRow[] {
-    return this.stmts.listSites.all(orgId) as SiteRow[];
+  async touchSite(db: Executor, siteId: string, name: string, at: string): Promise<void> {
+    await db.updateTable('sync_sites').set({ name, last_seen_at: at }).where('site_id', '=', siteId).execute();
   }
-  getIncarnation(siteId: string, incarnation: string): IncarnationRow | undefined {
-    return this.stmts.getIncarnation.get(siteId, incarnation) as IncarnationRow | undefined;
+  async listSites(db: Executor, orgId: string): Promise<SiteRow[]> {
+    return db.selectFrom('sync_sites').select(SITE_COLS).where('org_id', '=', orgId).orderBy('created_at', 'desc').orderBy('site_id').execute();
   }
-  insertIncarnation(row: IncarnationRow): void {
-    this.stmts.insertIncarnation.run(row.site_id, row.incarnation, row.token, row.created_at, row.last_seen_at);
+  async getIncarnation(db: Executor, siteId: string, incarnation: string): Promise<IncarnationRow | undefined> {
+    return db.selectFrom('sync_incarnations').select(INCARNATION_COLS).where('site_id', '=', siteId).where('incarnation', '=', incarnation).executeTakeFirst();
   }
-  advanceToken(siteId: string, incarnation: string, token: string, at: string): void {
-    this.stmts.advanceToken.run(token, at, siteId, incarnation);
+  async insertIncarnation(db: Executor, row: IncarnationRow): Promise<void> {
+    await db.insertInto('sync_incarnations').values(row).execute();
   }
-  listIncarnations(siteId: string): Array<{ incarnation: string; created_at: string; last_seen_at: string; blocks: number }> {
-    return this.stmts.listIncarnations.all(siteId) as Array<{ incarnation: string; created_at: string; last_seen_at: string; blocks: number }>;
+  async advanceToken(db: Executor, siteId: string, incarnation: string, token: string, at: string): Promise<void> {
+    await db.updateTable('sync_incarnations').set({ token, last_seen_at: at }).where('site_id', '=', siteId).where('incarnation', '=', incarnation).execute();
   }
-  leaseOf(block: number): LeaseRow | undefined {
-    return this.stmts.leaseOf.get(block) as LeaseRow | undefined;
+  async listIncarnations(db: Executor, siteId: string): Promise<Array<{ incarnation: string; created_at: string; last_seen_at: string; blocks: number }>> {
+    const rows = await db
+      .selectFrom('sync_incarnations as i')
+      .select((eb) => [
+        'i.incarnation',
+        'i.created_at',
+        'i.last_seen_at',
+        eb
+          .selectFrom('sync_leases as l')
+          .select((e) => e.fn.countAll<number>().as('n'))
+          .whereRef('l.site_id', '=', 'i.site_id')
+          .whereRef('l.incarnation', '=', 'i.incarnation')
+          .as('blocks'),
+      ])
+      .where('i.site_id', '=', siteId)
+      .orderBy('i.created_at')
+      .orderBy('i.incarnation')
+      .execute();
+    return rows.map((r) => ({ ...r, blocks: Number(r.blocks) }));
   }
-  insertLease(row: LeaseRow): void {
-    this.stmts.insertLease.run(row.block, row.org_id, row.site_id, row.incarnation, row.kind, row.grant_token, row.leased_at);
+  async leaseOf(db: Executor, block: number): Promise<LeaseRow | undefined> {
+    return (await db.selectFrom('sync_leases').select(LEASE_COLS).where('block', '=', block).executeTakeFirst()) as LeaseRow | undefined;
   }
-  leasesByGrant(siteId: string, incarnation: string, grantToken: string): number[] {
-    return this.stmts.leasesByGrant.all(siteId, incarnation, grantToken) as number[];
+  async insertLease(db: Executor, row: LeaseRow): Promise<void> {
+    await db.insertInto('sync_leases').values(row).execute();
   }
-  leasesOfIncarnation(siteId: string, incarnation: string): number[] {
-    return this.stmts.leasesOfIncarnation.all(siteId, incarnation) as number[];
+  async leasesByGrant(db: Executor, siteId: string, incarnation: string, grantToken: string): Promise<number[]> {
+    const rows = await db
+      .selectFrom('sync_leases')
+      .select('block')
+      .where('site_id', '=', siteId)
+      .where('incarnation', '=', incarnation)
+      .where('grant_token', '=', grantToken)
+      .where('kind', '=', 'lease')
+      .orderBy('block')
+      .execute();
+    return rows.map((r) => r.block);
+  }
+  async leasesOfIncarnation(db: Executor, siteId: string, incarnation: string): Promise<number[]> {
+    const rows = await db.selectFrom('sync_leases').select('block').where('site_id', '=', siteId).where('incarnation', '=', incarnation).orderBy('block').execute();
+    return rows.map((r) => r.block);
   }
   /** A block this instance mints from itself (the remote's own blocks). */
-  isOwnBlock(block: number): boolean {
-    return this.stmts.ownBlock.get(block) !== undefined;
+  async isOwnBlock(db: Executor, block: number): Promise<boolean> {
+    return (await db.selectFrom('slug_blocks').select('block').where('block', '=', block).executeTakeFirst()) !== undefined;
   }
-  orgIds(): string[] {
-    return this.stmts.orgIds.all() as string[];
+  async orgIds(db: Executor): Promise<string[]> {
+    const rows = await db.selectFrom('organizations').select('id').orderBy('created_at').orderBy('id').limit(2).execute();
+    return rows.map((r) => r.id);
   }
-  orgName(orgId: string): string | undefined {
-    return this.stmts.orgName.get(orgId) as string | undefined;
+  async orgName(db: Executor, orgId: string): Promise<string | undefined> {
+    return (await db.selectFrom('organizations').select('name').where('id', '=', orgId).executeTakeFirst())?.name;
   }
 
   // ---- site side ----
-  heldBlocks(): HeldBlock[] {
-    return this.stmts.blocks.all() as HeldBlock[];
+  async heldBlocks(db: Executor): Promise<HeldBlock[]> {
+    return db.selectFrom('slug_blocks').select(['block', 'next_offset', 'source']).orderBy('acquired_at').orderBy('block').execute();
   }
-  blockState(block: number): { state: string; used: number | null } | undefined {
-    return this.stmts.blockState.get(block) as { state: string; used: number | null } | undefined;
+  async blockState(db: Executor, block: number): Promise<{ state: string; used: number | null } | undefined> {
+    return db.selectFrom('sync_site_blocks').select(['state', 'used']).where('block', '=', block).executeTakeFirst();
   }
   /**
    * Blocks to claim when an incarnation registers: those taken locally (standalone) and those an
    * earlier incarnation retired (re-recorded at the remote in case it lost them; see docs/sync.md).
    */
-  claimableBlocks(): number[] {
-    return this.stmts.claimable.all() as number[];
+  async claimableBlocks(db: Executor): Promise<number[]> {
+    const rows = await db
+      .selectFrom('slug_blocks')
+      .select('block')
+      .where((eb) =>
+        eb.or([
+          eb.and([
+            eb('source', '=', 'local'),
+            eb('block', 'not in', eb.selectFrom('sync_site_blocks').select('block').where('state', '=', 'dropped')),
+          ]),
+          eb('block', 'in', eb.selectFrom('sync_site_blocks').select('block').where('state', '=', 'retired')),
+        ]),
+      )
+      .orderBy('block')
+      .execute();
+    return rows.map((r) => r.block);
   }
-  activeLeased(): { blocks: number; slugs: number } {
-    return this.stmts.activeLeased.get() as { blocks: number; slugs: number };
+  async activeLeased(db: Executor): Promise<{ blocks: number; slugs: number }> {
+    const row = await db
+      .selectFrom('slug_blocks')
+      .select((eb) => [eb.fn.countAll<number>().as('blocks'), sql<number>`COALESCE(SUM(${BLOCK_SIZE} - next_offset), 0)`.as('slugs')])
+      .where('source', '=', 'lease')
+      .where('next_offset', '<', BLOCK_SIZE)
+      .executeTakeFirstOrThrow();
+    return { blocks: Number(row.blocks), slugs: Number(row.slugs) };
   }
-  nextOffset(block: number): number | undefined {
-    return this.stmts.nextOffset.get(block) as number | undefined;
+  async nextOffset(db: Executor, block: number): Promise<number | undefined> {
+    return (await db.selectFrom('slug_blocks').select('next_offset').where('block', '=', block).executeTakeFirst())?.next_offset;
   }
   /** No more slugs from this block; returns how many it had given. */
-  exhaustBlock(block: number): number {
-    const used = this.nextOffset(block) ?? 0;
-    this.stmts.exhaust.run(block);
+  async exhaustBlock(db: Executor, block: number): Promise<number> {
+    const used = (await this.nextOffset(db, block)) ?? 0;
+    await db.updateTable('slug_blocks').set({ next_offset: BLOCK_SIZE }).where('block', '=', block).execute();
     return used;
   }
-  confirmLocalBlock(block: number): void {
-    this.stmts.toLease.run(block);
+  async confirmLocalBlock(db: Executor, block: number): Promise<void> {
+    await db.updateTable('slug_blocks').set({ source: 'lease' }).where('block', '=', block).execute();
   }
-  adoptLeasedBlock(block: number, at: string): void {
-    this.stmts.adopt.run(block, at);
+  async adoptLeasedBlock(db: Executor, block: number, at: string): Promise<void> {
+    await db
+      .insertInto('slug_blocks')
+      .values({ block, next_offset: 0, source: 'lease', acquired_at: at })
+      .onConflict((oc) => oc.column('block').doNothing())
+      .execute();
   }
-  setBlockState(block: number, incarnation: string, state: 'leased' | 'dropped' | 'retired', used: number | null, reason: string | null, at: string): void {
-    this.stmts.setBlockState.run(block, incarnation, state, used, reason, at);
+  async setBlockState(
+    db: Executor,
+    block: number,
+    incarnation: string,
+    state: 'leased' | 'dropped' | 'retired',
+    used: number | null,
+    reason: string | null,
+    at: string,
+  ): Promise<void> {
+    await db
+      .insertInto('sync_site_blocks')
+      .values({ block, incarnation, state, used, reason, updated_at: at })
+      .onConflict((oc) =>
+        oc.column('block').doUpdateSet((eb) => ({
+          incarnation: eb.ref('excluded.incarnation'),
+          state: eb.ref('excluded.state'),
+          used: eb.ref('excluded.used'),
+          reason: eb.ref('excluded.reason'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .execute();
   }
-  openBlocks(): Array<{ block: number; next_offset: number }> {
-    return this.stmts.openBlocks.all() as Array<{ block: number; next_offset: number }>;
+  async openBlocks(db: Executor): Promise<Array<{ block: number; next_offset: number }>> {
+    return db.selectFrom('slug_blocks').select(['block', 'next_offset']).where('next_offset', '<', BLOCK_SIZE).execute();
   }
   /** `orgId` null: a conflict of the instance itself (a block conflict), shown to every organization. */
-  insertConflict(kind: string, detail: unknown, at: string, orgId: string | null, remoteId: number | null = null): void {
-    this.stmts.insertConflict.run(kind, JSON.stringify(detail), at, orgId, remoteId);
+  async insertConflict(db: Executor, kind: string, detail: unknown, at: string, orgId: string | null, remoteId: number | null = null): Promise<void> {
+    await db.insertInto('sync_conflicts').values({ kind, detail_json: JSON.stringify(detail), detected_at: at, org_id: orgId, remote_id: remoteId }).execute();
   }
-  resolveConflict(id: number, at: string, orgId: string): void {
-    this.stmts.resolveConflict.run(at, id, orgId);
+  async resolveConflict(db: Executor, id: number, at: string, orgId: string): Promise<void> {
+    await db
+      .updateTable('sync_conflicts')
+      .set((eb) => ({ resolved_at: eb.fn.coalesce('resolved_at', eb.val(at)) }))
+      .where('id', '=', id)
+      .where((eb) => eb.or([eb('org_id', '=', orgId), eb('org_id', 'is', null)]))
+      .execute();
   }
   /** Remote side: conflicts found in `siteId`'s pushes after conflict `afterId` (sent down with the feed). */
-  conflictsForSite(orgId: string, siteId: string, afterId: number, limit: number): ConflictRow[] {
-    return this.stmts.conflictsForSite.all(orgId, afterId, siteId, limit) as ConflictRow[];
+  async conflictsForSite(db: Executor, orgId: string, siteId: string, afterId: number, limit: number): Promise<ConflictRow[]> {
+    const site = this.dialect === 'postgres' ? sql<string>`(detail_json::jsonb ->> 'site_id')` : sql<string>`json_extract(detail_json, '$.site_id')`;
+    return db
+      .selectFrom('sync_conflicts')
+      .select(CONFLICT_COLS)
+      .where('org_id', '=', orgId)
+      .where('id', '>', afterId)
+      .where(site, '=', siteId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
   }
   /** `orgId` undefined: every organization's (the instance's own view, e.g. the CLI). */
-  conflicts(orgId?: string): ConflictRow[] {
-    return (orgId === undefined ? this.stmts.allConflicts.all() : this.stmts.conflicts.all(orgId)) as ConflictRow[];
+  async conflicts(db: Executor, orgId?: string): Promise<ConflictRow[]> {
+    let q = db.selectFrom('sync_conflicts').select(CONFLICT_COLS);
+    if (orgId !== undefined) q = q.where((eb) => eb.or([eb('org_id', '=', orgId), eb('org_id', 'is', null)]));
+    return q.orderBy('id').execute();
   }
   /** Slugs that batches still waiting or generating will take from the reserve. */
-  pendingBatchDemand(): number {
-    return this.stmts.pendingBatchDemand.get() as number;
+  async pendingBatchDemand(db: Executor): Promise<number> {
+    const row = await db
+      .selectFrom('batches')
+      .select(sql<number>`COALESCE(SUM(quantity - nodes_generated), 0)`.as('n'))
+      .where('status', 'in', ['pending', 'generating'])
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 }
 
@@ -270,7 +326,21 @@ export interface ScanRow {
   writer: string | null;
 }
 
+/** One outbox row as the compaction (prune.ts) sees it. */
+export interface HistoryRow {
+  seq: number;
+  op: 'upsert' | 'delete';
+  fields: string;
+  hlc: string;
+}
+
 type Value = string | number | null;
+
+const OUTBOX_COLS = ['seq', 'entity', 'entity_id', 'op', 'fields', 'hlc', 'writer', 'group_id', 'hold'] as const;
+
+// Dynamic table access for the apply path: table and column names come from ENTITY_TABLES, never from the wire.
+type AnyTable = 'nodes';
+type AnyRow = Record<string, Value>;
 
 /**
  * All SQL of push and pull: the change outbox (the site's queue, the remote's feed), versions and
@@ -278,246 +348,406 @@ type Value = string | number | null;
  * entity list in apply.ts, never from the wire.
  */
 export class ReplicationRepo {
-  private readonly db: Database;
-  private readonly stmts;
-  private readonly cache = new Map<string, Statement>();
+  readonly dialect: Dialect;
 
-  constructor(db: Database) {
-    this.db = db;
-    this.stmts = {
-      tombstone: db.prepare('SELECT hlc, writer FROM sync_tombstones WHERE entity = ? AND entity_id = ?'),
-      addTombstone: db.prepare('INSERT OR IGNORE INTO sync_tombstones (entity, entity_id, hlc, writer, parent_id) VALUES (?, ?, ?, ?, ?)'),
-      moveTombstone: db.prepare('UPDATE sync_tombstones SET hlc = ?, writer = ? WHERE entity = ? AND entity_id = ?'),
-      ruleTombstones: db.prepare("SELECT entity_id AS id, hlc, writer FROM sync_tombstones WHERE entity = 'rule' AND parent_id = ?"),
-      version: db.prepare('SELECT hlc, writer FROM sync_versions WHERE entity = ? AND entity_id = ? AND field = ?'),
-      // Migration 059: applied edits (the outbox) and received-but-unapplied ones, after a version.
-      editsAfter: db.prepare(
-        `SELECT hlc, writer, fields FROM sync_outbox WHERE entity = @entity AND entity_id = @id AND op = 'upsert' AND (hlc > @hlc OR (hlc = @hlc AND writer > @writer))
-         UNION ALL
-         SELECT hlc, writer, fields FROM sync_unapplied WHERE entity = @entity AND entity_id = @id AND (hlc > @hlc OR (hlc = @hlc AND writer > @writer))
-         ORDER BY hlc, writer`,
-      ),
-      recordUnapplied: db.prepare('INSERT OR IGNORE INTO sync_unapplied (entity, entity_id, hlc, writer, fields) VALUES (?, ?, ?, ?, ?)'),
-      // Trigger-shaped (migration 055): called inside ChangeApplier.as, so it carries the change's writer and HLC.
-      appendDelete: db.prepare(
-        "INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled) VALUES (?, ?, ?, 'delete', ?, waymark_hlc(), waymark_writer(), waymark_group(), NULL, waymark_sync_applying(), waymark_sync_applying())",
-      ),
-      setVersion: db.prepare(
-        `INSERT INTO sync_versions (entity, entity_id, field, hlc, writer) VALUES (?, ?, ?, ?, ?)
-           ON CONFLICT (entity, entity_id, field) DO UPDATE SET hlc = excluded.hlc, writer = excluded.writer
-            WHERE excluded.hlc > sync_versions.hlc OR (excluded.hlc = sync_versions.hlc AND excluded.writer > sync_versions.writer)`,
-      ),
-      slugHolder: db.prepare('SELECT node_id FROM slugs WHERE slug = ?').pluck(),
-      insertSlug: db.prepare('INSERT INTO slugs (slug, org_id, node_id, minted_at) VALUES (?, ?, ?, ?)'),
-      reserveSlug: db.prepare('INSERT OR IGNORE INTO slugs (slug, org_id, node_id, minted_at, deleted_at) VALUES (?, ?, ?, ?, ?)'),
-      // The earliest deletion time wins, so two sites deleting the same node end up with the same time.
-      tombstoneSlug: db.prepare('UPDATE slugs SET deleted_at = CASE WHEN deleted_at IS NULL OR deleted_at > @at THEN @at ELSE deleted_at END WHERE slug = @slug'),
-      serialTaken: db.prepare('SELECT 1 FROM nodes WHERE org_id = ? AND serial = ? AND id <> ?').pluck(),
-      nodeOrg: db.prepare('SELECT org_id FROM nodes WHERE id = ?').pluck(),
-      ruleNode: db.prepare('SELECT node_id FROM rules WHERE id = ?').pluck(),
-      templateExists: db.prepare('SELECT 1 FROM templates WHERE id = ?').pluck(),
-      batchExists: db.prepare('SELECT 1 FROM batches WHERE id = ?').pluck(),
-      batchStatus: db.prepare('SELECT status FROM batches WHERE id = ?').pluck(),
-      maxEventSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM outbox_events').pluck(),
-      insertScan: db.prepare(
-        `INSERT OR IGNORE INTO scan_events (node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash, sync_id)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      ),
-      addScanCount: db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?'),
-      // site side
-      // A site pushes only its bound organization's rows (another local organization is not paired).
-      pendingCount: db.prepare('SELECT COUNT(*) FROM sync_outbox WHERE pushed = 0 AND org_id = ?').pluck(),
-      pending: db.prepare('SELECT * FROM sync_outbox WHERE pushed = 0 AND org_id = ? ORDER BY seq LIMIT ?'),
-      pendingGroupEnd: db.prepare('SELECT MAX(seq) FROM sync_outbox WHERE group_id = ? AND pushed = 0').pluck(),
-      pendingHoldEnd: db.prepare('SELECT MAX(seq) FROM sync_outbox WHERE hold = ? AND pushed = 0').pluck(),
-      pendingBetween: db.prepare('SELECT * FROM sync_outbox WHERE seq > ? AND seq <= ? AND pushed = 0 AND org_id = ? ORDER BY seq'),
-      markPushed: db.prepare('UPDATE sync_outbox SET pushed = 1 WHERE pushed = 0 AND seq <= ?'),
-      rewind: db.prepare("UPDATE sync_outbox SET pushed = 0 WHERE pulled = 0 AND entity <> 'api_key' AND seq > ?"),
-      scansAfter: db.prepare(
-        `SELECT id, node_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash,
-                (SELECT writer FROM sync_scan_epochs WHERE first_id <= scan_events.id ORDER BY first_id DESC LIMIT 1) AS writer
-           FROM scan_events WHERE id > ? AND sync_id IS NULL AND org_id = ? ORDER BY id LIMIT ?`,
-      ),
-      maxScanId: db.prepare('SELECT COALESCE(MAX(id), 0) FROM scan_events').pluck(),
-      setScanEpoch: db.prepare('INSERT OR REPLACE INTO sync_scan_epochs (first_id, writer) VALUES (?, ?)'),
-      hasScanEpoch: db.prepare('SELECT 1 FROM sync_scan_epochs LIMIT 1').pluck(),
-      // remote side
-      pushState: db.prepare('SELECT last_seq FROM sync_push_state WHERE site_id = ? AND incarnation = ?').pluck(),
-      setPushState: db.prepare(
-        `INSERT INTO sync_push_state (site_id, incarnation, last_seq) VALUES (?, ?, ?)
-           ON CONFLICT (site_id, incarnation) DO UPDATE SET last_seq = excluded.last_seq`,
-      ),
-      feedHead: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM sync_outbox WHERE org_id = ?').pluck(),
-      feedAfter: db.prepare('SELECT * FROM sync_outbox WHERE seq > ? AND org_id = ? ORDER BY seq LIMIT ?'),
-      groupEnd: db.prepare('SELECT MAX(seq) FROM sync_outbox WHERE group_id = ?').pluck(),
-      feedBetween: db.prepare('SELECT * FROM sync_outbox WHERE seq > ? AND seq <= ? AND org_id = ? ORDER BY seq'),
-    };
+  constructor(dialect: Dialect) {
+    this.dialect = dialect;
   }
 
-  /** Runs `fn` in a savepoint (inside the caller's transaction): it is undone alone if it throws. */
-  savepoint(fn: () => void): void {
-    this.db.transaction(fn)();
+  /**
+   * Runs `fn` in a savepoint (inside the caller's transaction): it is undone alone if it throws.
+   * On PostgreSQL this also clears the aborted state an error leaves the transaction in.
+   */
+  async savepoint(db: Executor, fn: () => Promise<void>): Promise<void> {
+    await sql`SAVEPOINT sync_apply`.execute(db);
+    try {
+      await fn();
+    } catch (err) {
+      await sql`ROLLBACK TO SAVEPOINT sync_apply`.execute(db);
+      await sql`RELEASE SAVEPOINT sync_apply`.execute(db);
+      throw err;
+    }
+    await sql`RELEASE SAVEPOINT sync_apply`.execute(db);
+  }
+
+  /**
+   * PostgreSQL, many processes: an applied change reads versions and tombstones, then writes. The
+   * entity is locked first (an advisory lock, which also covers an entity with no row, and its
+   * row, so a local write in progress commits first and its versions are read), as SQLite's single
+   * writer guaranteed. Locks taken in key order by `lockEntities` before a push avoid most deadlocks.
+   */
+  async lockEntity(db: Executor, entity: string, table: string, id: string, nodeId?: string): Promise<void> {
+    if (this.dialect !== 'postgres') return;
+    await advisoryLock(db, this.dialect, `sync-entity:${entity}:${id}`);
+    await sql`SELECT 1 FROM ${sql.table(table)} WHERE id = ${id} FOR UPDATE`.execute(db);
+    // A rule's node too: its delete takes the rule with it, and the rule's insert checks it.
+    if (nodeId !== undefined) await sql`SELECT 1 FROM nodes WHERE id = ${nodeId} FOR UPDATE`.execute(db);
+  }
+  async lockEntities(db: Executor, keys: Array<{ entity: string; id: string }>): Promise<void> {
+    if (this.dialect !== 'postgres') return;
+    const sorted = [...new Set(keys.map((k) => `sync-entity:${k.entity}:${k.id}`))].sort();
+    for (const key of sorted) await advisoryLock(db, this.dialect, key);
   }
 
   // ---- versions and tombstones ----
-  tombstone(entity: string, id: string): Version | undefined {
-    return this.stmts.tombstone.get(entity, id) as Version | undefined;
+  async tombstone(db: Executor, entity: string, id: string): Promise<Version | undefined> {
+    return db.selectFrom('sync_tombstones').select(['hlc', 'writer']).where('entity', '=', entity).where('entity_id', '=', id).executeTakeFirst();
   }
   /** `parentId`: a rule's node, so an earlier delete of the node finds the rule once its row is gone. */
-  addTombstone(entity: string, id: string, v: Version, parentId: string | null = null): void {
-    this.stmts.addTombstone.run(entity, id, v.hlc, v.writer, parentId);
+  async addTombstone(db: Executor, entity: string, id: string, v: Version, parentId: string | null = null): Promise<void> {
+    await db
+      .insertInto('sync_tombstones')
+      .values({ entity, entity_id: id, hlc: v.hlc, writer: v.writer, parent_id: parentId })
+      .onConflict((oc) => oc.columns(['entity', 'entity_id']).doNothing())
+      .execute();
   }
   /** An earlier delete arrived after a later one: the earliest is the delete everywhere. */
-  moveTombstone(entity: string, id: string, v: Version): void {
-    this.stmts.moveTombstone.run(v.hlc, v.writer, entity, id);
+  async moveTombstone(db: Executor, entity: string, id: string, v: Version): Promise<void> {
+    await db.updateTable('sync_tombstones').set({ hlc: v.hlc, writer: v.writer }).where('entity', '=', entity).where('entity_id', '=', id).execute();
   }
-  ruleTombstonesOf(nodeId: string): Array<Version & { id: string }> {
-    return this.stmts.ruleTombstones.all(nodeId) as Array<Version & { id: string }>;
+  async ruleTombstonesOf(db: Executor, nodeId: string): Promise<Array<Version & { id: string }>> {
+    return db.selectFrom('sync_tombstones').select(['entity_id as id', 'hlc', 'writer']).where('entity', '=', 'rule').where('parent_id', '=', nodeId).execute();
   }
-  /** Feeds a delete that changed no row here (the entity was already gone) on to the other sides. */
-  appendDelete(orgId: string, entity: string, id: string, fields: Record<string, unknown>): void {
-    this.stmts.appendDelete.run(orgId, entity, id, JSON.stringify(fields));
+  /**
+   * Feeds a delete that changed no row here (the entity was already gone) on to the other sides.
+   * Called while the change is being applied (ChangeCapture.applying): the capture fills in the
+   * change's writer and HLC as for the rows its triggers record (SQLite: the SQL functions of
+   * db/capture.ts; PostgreSQL: the BEFORE INSERT trigger of migration 050).
+   */
+  async appendDelete(db: Executor, orgId: string, entity: string, id: string, fields: Record<string, unknown>): Promise<void> {
+    if (this.dialect === 'postgres') {
+      await db.insertInto('sync_outbox').values({ org_id: orgId, entity, entity_id: id, op: 'delete', fields: JSON.stringify(fields), hlc: '', writer: '', group_id: null, hold: null }).execute();
+      return;
+    }
+    await sql`INSERT INTO sync_outbox (org_id, entity, entity_id, op, fields, hlc, writer, group_id, hold, pushed, pulled)
+              VALUES (${orgId}, ${entity}, ${id}, 'delete', ${JSON.stringify(fields)}, waymark_hlc(), waymark_writer(), waymark_group(), NULL, waymark_sync_applying(), waymark_sync_applying())`.execute(db);
   }
   /** A received edit that changed nothing here (kept so a delete that arrives later can log it). */
-  recordUnapplied(entity: string, id: string, v: Version, fields: Record<string, unknown>): void {
-    this.stmts.recordUnapplied.run(entity, id, v.hlc, v.writer, JSON.stringify(fields));
+  async recordUnapplied(db: Executor, entity: string, id: string, v: Version, fields: Record<string, unknown>): Promise<void> {
+    await db
+      .insertInto('sync_unapplied')
+      .values({ entity, entity_id: id, hlc: v.hlc, writer: v.writer, fields: JSON.stringify(fields) })
+      .onConflict((oc) => oc.columns(['entity', 'entity_id', 'hlc', 'writer']).doNothing())
+      .execute();
   }
-  version(entity: string, id: string, field: string): Version | undefined {
-    return this.stmts.version.get(entity, id, field) as Version | undefined;
+  async version(db: Executor, entity: string, id: string, field: string): Promise<Version | undefined> {
+    return db.selectFrom('sync_versions').select(['hlc', 'writer']).where('entity', '=', entity).where('entity_id', '=', id).where('field', '=', field).executeTakeFirst();
   }
-  /** Every edit of an entity made after `v` that this side received, applied or not, in HLC order. */
-  editsAfter(entity: string, id: string, v: Version): Array<Version & { fields: Record<string, Value> }> {
-    const rows = this.stmts.editsAfter.all({ entity, id, hlc: v.hlc, writer: v.writer }) as Array<Version & { fields: string }>;
+  /**
+   * Every edit of an entity made after `v` that this side received, applied (its upserts in the
+   * outbox) or not (sync_unapplied, migration 059), in HLC order.
+   */
+  async editsAfter(db: Executor, entity: string, id: string, v: Version): Promise<Array<Version & { fields: Record<string, Value> }>> {
+    const after = sql<boolean>`(hlc > ${v.hlc} OR (hlc = ${v.hlc} AND writer > ${v.writer}))`;
+    const rows = await db
+      .selectFrom('sync_outbox')
+      .select(['hlc', 'writer', 'fields'])
+      .where('entity', '=', entity)
+      .where('entity_id', '=', id)
+      .where('op', '=', 'upsert')
+      .where(after)
+      .unionAll(db.selectFrom('sync_unapplied').select(['hlc', 'writer', 'fields']).where('entity', '=', entity).where('entity_id', '=', id).where(after))
+      .orderBy('hlc')
+      .orderBy('writer')
+      .execute();
     return rows.map((r) => ({ hlc: r.hlc, writer: r.writer, fields: JSON.parse(r.fields) as Record<string, Value> }));
   }
-  row(table: string, id: string): Record<string, Value> | undefined {
-    return this.stmt(`SELECT * FROM ${table} WHERE id = ?`).get(id) as Record<string, Value> | undefined;
-  }
   /** Records a field's version unless the stored one is newer. */
-  setVersion(entity: string, id: string, field: string, v: Version): void {
-    this.stmts.setVersion.run(entity, id, field, v.hlc, v.writer);
+  async setVersion(db: Executor, entity: string, id: string, field: string, v: Version): Promise<void> {
+    await db
+      .insertInto('sync_versions')
+      .values({ entity, entity_id: id, field, hlc: v.hlc, writer: v.writer })
+      .onConflict((oc) =>
+        oc
+          .columns(['entity', 'entity_id', 'field'])
+          .doUpdateSet((eb) => ({ hlc: eb.ref('excluded.hlc'), writer: eb.ref('excluded.writer') }))
+          .where(sql<boolean>`excluded.hlc > sync_versions.hlc OR (excluded.hlc = sync_versions.hlc AND excluded.writer > sync_versions.writer)`),
+      )
+      .execute();
   }
 
   // ---- rows of the apply path ----
   /** The organization of an entity row (a rule's is its node's; '' if that node is gone); undefined: no row. */
-  orgOf(entity: string, table: string, id: string): string | undefined {
+  async orgOf(db: Executor, entity: string, table: string, id: string): Promise<string | undefined> {
     if (entity === 'rule') {
-      const nodeId = this.stmts.ruleNode.get(id) as string | undefined;
-      return nodeId === undefined ? undefined : ((this.stmts.nodeOrg.get(nodeId) as string | undefined) ?? '');
+      const rule = await db.selectFrom('rules').select('node_id').where('id', '=', id).executeTakeFirst();
+      return rule === undefined ? undefined : ((await this.nodeOrg(db, rule.node_id)) ?? '');
     }
-    return this.stmt(`SELECT org_id FROM ${table} WHERE id = ?`).pluck().get(id) as string | undefined;
+    const row = await db
+      .selectFrom(table as AnyTable)
+      .select('org_id')
+      .where('id', '=', id)
+      .executeTakeFirst();
+    return row?.org_id;
+  }
+  /** The node of an existing rule. */
+  async ruleNode(db: Executor, ruleId: string): Promise<string | undefined> {
+    return (await db.selectFrom('rules').select('node_id').where('id', '=', ruleId).executeTakeFirst())?.node_id;
   }
   /** The rules of a node (they go with it when it is deleted). */
-  ruleIdsOf(nodeId: string): string[] {
-    return this.stmt('SELECT id FROM rules WHERE node_id = ?').pluck().all(nodeId) as string[];
+  async ruleIdsOf(db: Executor, nodeId: string): Promise<string[]> {
+    return (await db.selectFrom('rules').select('id').where('node_id', '=', nodeId).execute()).map((r) => r.id);
   }
-  nodeOrg(nodeId: string): string | undefined {
-    return this.stmts.nodeOrg.get(nodeId) as string | undefined;
+  async nodeOrg(db: Executor, nodeId: string): Promise<string | undefined> {
+    return (await db.selectFrom('nodes').select('org_id').where('id', '=', nodeId).executeTakeFirst())?.org_id;
   }
-  insertRow(table: string, cols: string[], values: Value[]): void {
-    this.stmt(`INSERT INTO ${table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`).run(...values);
+  async insertRow(db: Executor, table: string, row: AnyRow): Promise<void> {
+    await db
+      .insertInto(table as AnyTable)
+      .values(row as never)
+      .execute();
   }
-  updateRow(table: string, id: string, cols: string[], values: Value[]): void {
-    this.stmt(`UPDATE ${table} SET ${cols.map((c) => `${c} = ?`).join(', ')} WHERE id = ?`).run(...values, id);
+  async updateRow(db: Executor, table: string, id: string, set: AnyRow): Promise<void> {
+    await db
+      .updateTable(table as AnyTable)
+      .set(set as never)
+      .where('id', '=', id)
+      .execute();
   }
-  deleteRow(table: string, id: string): void {
-    this.stmt(`DELETE FROM ${table} WHERE id = ?`).run(id);
+  async deleteRow(db: Executor, table: string, id: string): Promise<void> {
+    await db
+      .deleteFrom(table as AnyTable)
+      .where('id', '=', id)
+      .execute();
   }
-  slugHolder(slug: string): string | undefined {
-    return this.stmts.slugHolder.get(slug) as string | undefined;
+  async slugHolder(db: Executor, slug: string): Promise<string | undefined> {
+    return (await db.selectFrom('slugs').select('node_id').where('slug', '=', slug).executeTakeFirst())?.node_id;
   }
-  insertSlug(slug: string, orgId: string, nodeId: string, at: string): void {
-    this.stmts.insertSlug.run(slug, orgId, nodeId, at);
+  async insertSlug(db: Executor, slug: string, orgId: string, nodeId: string, at: string): Promise<void> {
+    await db.insertInto('slugs').values({ slug, org_id: orgId, node_id: nodeId, minted_at: at }).execute();
   }
-  /** The slug stays tombstoned, also where its node never arrived. */
-  tombstoneSlug(slug: string, orgId: string, nodeId: string, at: string): void {
-    this.stmts.reserveSlug.run(slug, orgId, nodeId, at, at);
-    this.stmts.tombstoneSlug.run({ at, slug });
+  /** The slug stays tombstoned, also where its node never arrived. The earliest deletion time wins. */
+  async tombstoneSlug(db: Executor, slug: string, orgId: string, nodeId: string, at: string): Promise<void> {
+    await db
+      .insertInto('slugs')
+      .values({ slug, org_id: orgId, node_id: nodeId, minted_at: at, deleted_at: at })
+      .onConflict((oc) => oc.column('slug').doNothing())
+      .execute();
+    await db
+      .updateTable('slugs')
+      .set({ deleted_at: sql<string>`CASE WHEN deleted_at IS NULL OR deleted_at > ${at} THEN ${at} ELSE deleted_at END` })
+      .where('slug', '=', slug)
+      .execute();
   }
-  serialTaken(orgId: string, serial: Value, nodeId: string): boolean {
-    return this.stmts.serialTaken.get(orgId, serial, nodeId) !== undefined;
+  async serialTaken(db: Executor, orgId: string, serial: Value, nodeId: string): Promise<boolean> {
+    const row = await db
+      .selectFrom('nodes')
+      .select('id')
+      .where('org_id', '=', orgId)
+      .where('serial', '=', serial as string)
+      .where('id', '<>', nodeId)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
-  templateExists(id: Value): boolean {
-    return this.stmts.templateExists.get(id) !== undefined;
+  async templateExists(db: Executor, id: Value): Promise<boolean> {
+    return (await db.selectFrom('templates').select('id').where('id', '=', String(id)).executeTakeFirst()) !== undefined;
   }
-  batchExists(id: Value): boolean {
-    return this.stmts.batchExists.get(id) !== undefined;
+  async batchExists(db: Executor, id: Value): Promise<boolean> {
+    return (await db.selectFrom('batches').select('id').where('id', '=', String(id)).executeTakeFirst()) !== undefined;
   }
-  batchStatus(id: string): string | undefined {
-    return this.stmts.batchStatus.get(id) as string | undefined;
+  async batchStatus(db: Executor, id: string): Promise<string | undefined> {
+    return (await db.selectFrom('batches').select('status').where('id', '=', id).executeTakeFirst())?.status;
   }
-  maxEventSeq(): number {
-    return this.stmts.maxEventSeq.get() as number;
+  async maxEventSeq(db: Executor): Promise<number> {
+    const row = await db.selectFrom('outbox_events').select((eb) => eb.fn.max('seq').as('m')).executeTakeFirst();
+    return Number(row?.m ?? 0);
   }
   /** Inserts a pushed scan unless its global id is stored already; returns its local id, or null. */
-  insertScan(orgId: string, s: Omit<ScanRow, 'id' | 'writer'> & { id: string }): number | null {
-    const r = this.stmts.insertScan.run(s.node_id, orgId, s.ts, s.device_type, s.os, s.browser, s.country, s.source, s.rule_id, s.outcome, s.is_bot, s.visitor_hash, s.id);
-    return r.changes === 0 ? null : Number(r.lastInsertRowid);
+  async insertScan(db: Executor, orgId: string, s: Omit<ScanRow, 'id' | 'writer'> & { id: string }): Promise<number | null> {
+    const row = await db
+      .insertInto('scan_events')
+      .values({
+        node_id: s.node_id,
+        org_id: orgId,
+        ts: s.ts,
+        device_type: s.device_type,
+        os: s.os,
+        browser: s.browser,
+        country: s.country,
+        source: s.source,
+        rule_id: s.rule_id,
+        outcome: s.outcome,
+        is_bot: s.is_bot,
+        visitor_hash: s.visitor_hash,
+        sync_id: s.id,
+      })
+      .onConflict((oc) => oc.column('sync_id').where('sync_id', 'is not', null).doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return row === undefined ? null : Number(row.id);
   }
-  addScanCount(nodeId: string, n: number): void {
-    this.stmts.addScanCount.run(n, nodeId);
+  async addScanCount(db: Executor, nodeId: string, n: number): Promise<void> {
+    await db
+      .updateTable('nodes')
+      .set((eb) => ({ scan_count: eb('scan_count', '+', n) }))
+      .where('id', '=', nodeId)
+      .execute();
   }
 
   // ---- site side: the queue ----
-  pendingCount(orgId: string): number {
-    return this.stmts.pendingCount.get(orgId) as number;
+  // A site pushes only its bound organization's rows (another local organization is not paired).
+  async pendingCount(db: Executor, orgId: string): Promise<number> {
+    const row = await db
+      .selectFrom('sync_outbox')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('pushed', '=', 0)
+      .where('org_id', '=', orgId)
+      .where('seq', '>', 0)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
-  pending(orgId: string, limit: number): OutboxRow[] {
-    return this.stmts.pending.all(orgId, limit) as OutboxRow[];
+  async pending(db: Executor, orgId: string, limit: number): Promise<OutboxRow[]> {
+    return (await db
+      .selectFrom('sync_outbox')
+      .select(OUTBOX_COLS)
+      .where('pushed', '=', 0)
+      .where('org_id', '=', orgId)
+      .where('seq', '>', 0)
+      .orderBy('seq')
+      .limit(limit)
+      .execute()) as OutboxRow[];
   }
   /** The last pending seq of a transaction group or of a batch's rows. */
-  pendingEnd(by: 'group' | 'hold', key: string): number {
-    return ((by === 'group' ? this.stmts.pendingGroupEnd : this.stmts.pendingHoldEnd).get(key) as number | null) ?? 0;
+  async pendingEnd(db: Executor, by: 'group' | 'hold', key: string): Promise<number> {
+    const row = await db
+      .selectFrom('sync_outbox')
+      .select((eb) => eb.fn.max('seq').as('m'))
+      .where(by === 'group' ? 'group_id' : 'hold', '=', key)
+      .where('pushed', '=', 0)
+      .executeTakeFirst();
+    return Number(row?.m ?? 0);
   }
-  pendingBetween(after: number, upTo: number, orgId: string): OutboxRow[] {
-    return this.stmts.pendingBetween.all(after, upTo, orgId) as OutboxRow[];
+  async pendingBetween(db: Executor, after: number, upTo: number, orgId: string): Promise<OutboxRow[]> {
+    return (await db
+      .selectFrom('sync_outbox')
+      .select(OUTBOX_COLS)
+      .where('seq', '>', after)
+      .where('seq', '<=', upTo)
+      .where('pushed', '=', 0)
+      .where('org_id', '=', orgId)
+      .orderBy('seq')
+      .execute()) as OutboxRow[];
   }
-  markPushed(upTo: number): void {
-    this.stmts.markPushed.run(upTo);
+  async markPushed(db: Executor, upTo: number): Promise<void> {
+    await db.updateTable('sync_outbox').set({ pushed: 1 }).where('pushed', '=', 0).where('seq', '>', 0).where('seq', '<=', upTo).execute();
   }
   /** This site's own rows after `seq` are pending again (API keys and pulled rows never are). */
-  rewind(after: number): void {
-    this.stmts.rewind.run(after);
+  async rewind(db: Executor, after: number): Promise<void> {
+    await db.updateTable('sync_outbox').set({ pushed: 0 }).where('pulled', '=', 0).where('entity', '<>', 'api_key').where('seq', '>', after).execute();
   }
-  scansAfter(after: number, orgId: string, limit: number): ScanRow[] {
-    return this.stmts.scansAfter.all(after, orgId, limit) as ScanRow[];
+  async scansAfter(db: Executor, after: number, orgId: string, limit: number): Promise<ScanRow[]> {
+    const rows = await db
+      .selectFrom('scan_events')
+      .select((eb) => [
+        'id',
+        'node_id',
+        'ts',
+        'device_type',
+        'os',
+        'browser',
+        'country',
+        'source',
+        'rule_id',
+        'outcome',
+        'is_bot',
+        'visitor_hash',
+        eb
+          .selectFrom('sync_scan_epochs')
+          .select('writer')
+          .where('first_id', '<=', eb.ref('scan_events.id'))
+          .orderBy('first_id', 'desc')
+          .limit(1)
+          .as('writer'),
+      ])
+      .where('id', '>', after)
+      .where('sync_id', 'is', null)
+      .where('org_id', '=', orgId)
+      .orderBy('id')
+      .limit(limit)
+      .execute();
+    return rows as ScanRow[];
   }
-  maxScanId(): number {
-    return this.stmts.maxScanId.get() as number;
+  async maxScanId(db: Executor): Promise<number> {
+    const row = await db.selectFrom('scan_events').select((eb) => eb.fn.max('id').as('m')).executeTakeFirst();
+    return Number(row?.m ?? 0);
   }
-  setScanEpoch(firstId: number, writer: string): void {
-    this.stmts.setScanEpoch.run(firstId, writer);
+  async setScanEpoch(db: Executor, firstId: number, writer: string): Promise<void> {
+    await db
+      .insertInto('sync_scan_epochs')
+      .values({ first_id: firstId, writer })
+      .onConflict((oc) => oc.column('first_id').doUpdateSet({ writer: (eb) => eb.ref('excluded.writer') }))
+      .execute();
   }
-  hasScanEpoch(): boolean {
-    return this.stmts.hasScanEpoch.get() !== undefined;
+  async hasScanEpoch(db: Executor): Promise<boolean> {
+    return (await db.selectFrom('sync_scan_epochs').select('first_id').limit(1).executeTakeFirst()) !== undefined;
   }
 
   // ---- remote side: push state and the feed ----
-  pushState(siteId: string, incarnation: string): number | undefined {
-    return this.stmts.pushState.get(siteId, incarnation) as number | undefined;
+  async pushState(db: Executor, siteId: string, incarnation: string): Promise<number | undefined> {
+    return (await db.selectFrom('sync_push_state').select('last_seq').where('site_id', '=', siteId).where('incarnation', '=', incarnation).executeTakeFirst())?.last_seq;
   }
-  setPushState(siteId: string, incarnation: string, lastSeq: number): void {
-    this.stmts.setPushState.run(siteId, incarnation, lastSeq);
+  async setPushState(db: Executor, siteId: string, incarnation: string, lastSeq: number): Promise<void> {
+    await db
+      .insertInto('sync_push_state')
+      .values({ site_id: siteId, incarnation, last_seq: lastSeq })
+      .onConflict((oc) => oc.columns(['site_id', 'incarnation']).doUpdateSet({ last_seq: (eb) => eb.ref('excluded.last_seq') }))
+      .execute();
   }
-  feedHead(orgId: string): number {
-    return this.stmts.feedHead.get(orgId) as number;
+  /**
+   * The feed is read by seq. On PostgreSQL seq is commit order (migration 050, sync_outbox_seal),
+   * so once a row is visible every row before it is too: a cursor never passes a row that commits later.
+   */
+  async feedHead(db: Executor, orgId: string): Promise<number> {
+    const row = await db.selectFrom('sync_outbox').select((eb) => eb.fn.max('seq').as('m')).where('org_id', '=', orgId).executeTakeFirst();
+    return Number(row?.m ?? 0);
   }
-  feedAfter(after: number, orgId: string, limit: number): OutboxRow[] {
-    return this.stmts.feedAfter.all(after, orgId, limit) as OutboxRow[];
+  async feedAfter(db: Executor, after: number, orgId: string, limit: number): Promise<OutboxRow[]> {
+    return (await db.selectFrom('sync_outbox').select(OUTBOX_COLS).where('seq', '>', after).where('org_id', '=', orgId).orderBy('seq').limit(limit).execute()) as OutboxRow[];
   }
-  groupEnd(groupId: string): number {
-    return (this.stmts.groupEnd.get(groupId) as number | null) ?? 0;
+  async groupEnd(db: Executor, groupId: string): Promise<number> {
+    const row = await db.selectFrom('sync_outbox').select((eb) => eb.fn.max('seq').as('m')).where('group_id', '=', groupId).executeTakeFirst();
+    return Number(row?.m ?? 0);
   }
-  feedBetween(after: number, upTo: number, orgId: string): OutboxRow[] {
-    return this.stmts.feedBetween.all(after, upTo, orgId) as OutboxRow[];
+  async feedBetween(db: Executor, after: number, upTo: number, orgId: string): Promise<OutboxRow[]> {
+    return (await db
+      .selectFrom('sync_outbox')
+      .select(OUTBOX_COLS)
+      .where('seq', '>', after)
+      .where('seq', '<=', upTo)
+      .where('org_id', '=', orgId)
+      .orderBy('seq')
+      .execute()) as OutboxRow[];
   }
 
-  private stmt(sql: string): Statement {
-    let s = this.cache.get(sql);
-    if (!s) {
-      s = this.db.prepare(sql);
-      this.cache.set(sql, s);
-    }
-    return s;
+  // ---- compaction (prune.ts) ----
+  /** Outbox rows after `after` in seq order, for the compaction's pass. */
+  async outboxAfter(db: Executor, after: number, limit: number): Promise<Array<{ seq: number; entity: string; entity_id: string; hlc: string }>> {
+    return db.selectFrom('sync_outbox').select(['seq', 'entity', 'entity_id', 'hlc']).where('seq', '>', after).orderBy('seq').limit(limit).execute();
+  }
+  /** An entity's whole history here, in seq order. */
+  async history(db: Executor, entity: string, id: string): Promise<HistoryRow[]> {
+    return (await db
+      .selectFrom('sync_outbox')
+      .select(['seq', 'op', 'fields', 'hlc'])
+      .where('entity', '=', entity)
+      .where('entity_id', '=', id)
+      .where('seq', '>', 0)
+      .orderBy('seq')
+      .execute()) as HistoryRow[];
+  }
+  async deleteOutboxRows(db: Executor, seqs: number[]): Promise<void> {
+    for (let i = 0; i < seqs.length; i += 500) await db.deleteFrom('sync_outbox').where('seq', 'in', seqs.slice(i, i + 500)).execute();
+  }
+  /** PostgreSQL: whether this transaction got the lock `key` (another process may hold it); SQLite: always. */
+  async tryLock(db: Executor, key: string): Promise<boolean> {
+    if (this.dialect !== 'postgres') return true;
+    const r = await sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${key}, 0)) AS ok`.execute(db);
+    return r.rows[0]?.ok === true;
+  }
+  /** Received-but-unapplied edits older than `hlc` (kept only as history for the conflict log). */
+  async pruneUnapplied(db: Executor, hlc: string): Promise<number> {
+    const r = await db.deleteFrom('sync_unapplied').where('hlc', '<', hlc).executeTakeFirst();
+    return Number(r.numDeletedRows);
   }
 }

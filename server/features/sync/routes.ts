@@ -43,7 +43,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
             'Push gap (details.expected_seq: resend the changes after it), a clock more than 5 minutes ahead, a stale fencing token or an unknown incarnation',
         },
       },
-      handler: ({ body, auth }) => ({ data: remoteChanges.push(auth.orgId, body) }),
+      handler: async ({ body, auth }) => ({ data: await remoteChanges.push(auth.orgId, body) }),
     }),
     defineRoute({
       method: 'get',
@@ -52,8 +52,8 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
       tags,
       query: ChangesQuery,
       responses: { 200: { description: 'A page of changes', schema: ChangesPage } },
-      handler: ({ query, auth }) => ({
-        data: remoteChanges.changes(auth.orgId, `${query.site_id}/${query.incarnation}`, query.cursor, query.limit),
+      handler: async ({ query, auth }) => ({
+        data: await remoteChanges.changes(auth.orgId, `${query.site_id}/${query.incarnation}`, query.cursor, query.limit),
       }),
     }),
     defineRoute({
@@ -62,8 +62,8 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
       summary: 'Conflicts sync found on this instance (block conflicts, edits after a delete, refused slugs, serial clashes)',
       tags,
       responses: { 200: { description: 'Conflicts, oldest first', schema: SyncConflict, list: true } },
-      handler: ({ auth }) => {
-        const list = site.conflicts(auth.orgId);
+      handler: async ({ auth }) => {
+        const list = await site.conflicts(auth.orgId);
         return { data: list, total: list.length };
       },
     }),
@@ -74,8 +74,8 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
       tags,
       params: z.strictObject({ id: z.coerce.number().int().min(1) }),
       responses: { 200: { description: 'The conflict', schema: SyncConflict }, 404: { description: 'No such conflict' } },
-      handler: ({ params, auth }) => {
-        const c = site.resolveConflict(auth.orgId, params.id);
+      handler: async ({ params, auth }) => {
+        const c = await site.resolveConflict(auth.orgId, params.id);
         if (!c) throw new NotFoundError('Conflict not found');
         return { data: c };
       },
@@ -90,7 +90,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
         200: { description: 'Registered (idempotent: a retried call gets the same answer)', schema: SiteRegistered },
         409: { description: 'Site id of another organization, or a stale fencing token (forked copy of the site data)' },
       },
-      handler: ({ body, auth }) => ({ data: registry.register(auth.orgId, body) }),
+      handler: async ({ body, auth }) => ({ data: await registry.register(auth.orgId, body) }),
     }),
     defineRoute({
       method: 'get',
@@ -98,8 +98,8 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
       summary: 'Remote side: sites registered for this organization, their incarnations and leased blocks',
       tags,
       responses: { 200: { description: 'Sites', schema: SiteSummary, list: true } },
-      handler: ({ auth }) => {
-        const sites = registry.sites(auth.orgId);
+      handler: async ({ auth }) => {
+        const sites = await registry.sites(auth.orgId);
         return { data: sites, total: sites.length };
       },
     }),
@@ -113,7 +113,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
         200: { description: 'Blocks granted (a retried call gets the same blocks)', schema: LeaseGranted },
         409: { description: 'Unknown site or incarnation (pair again as a new incarnation), or a stale fencing token (forked copy of the site data)' },
       },
-      handler: ({ body, auth }) => ({ data: registry.lease(auth.orgId, body) }),
+      handler: async ({ body, auth }) => ({ data: await registry.lease(auth.orgId, body) }),
     }),
     defineRoute({
       method: 'post',
@@ -122,11 +122,11 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
       tags,
       body: VerifySlugsBody,
       responses: { 200: { description: 'Accepted and rejected slugs', schema: SlugsVerified } },
-      handler: ({ body, auth }) => {
+      handler: async ({ body, auth }) => {
         const accepted: string[] = [];
         const rejected: Array<{ slug: string; reason: 'malformed' | 'not_leased' | 'leased_to_other_site' }> = [];
         for (const slug of body.slugs) {
-          const check = registry.validateSlug(auth.orgId, body.site_id, slug);
+          const check = await registry.validateSlug(auth.orgId, body.site_id, slug);
           if (check.ok) accepted.push(slug);
           else rejected.push({ slug, reason: check.reason });
         }
@@ -140,7 +140,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
         'Sync state of this instance: pairing, reachability, slug reserve, changes not yet pushed, unresolved conflicts.',
       tags,
       responses: { 200: { description: 'Status', schema: SyncStatus } },
-      handler: ({ auth }) => ({ data: site.status(auth.orgId) }),
+      handler: async ({ auth }) => ({ data: await site.status(auth.orgId) }),
     }),
     defineRoute({
       method: 'post',
@@ -150,7 +150,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
       responses: { 200: { description: 'Status after the round', schema: SyncStatus } },
       handler: async ({ auth }) => {
         await worker.runNow();
-        return { data: site.status(auth.orgId) };
+        return { data: await site.status(auth.orgId) };
       },
     }),
   ];

@@ -5,7 +5,8 @@ import { FORKED_ERROR, type SyncStatusT } from '../../schemas/sync.ts';
 import { BLOCK_SIZE, type SlugSource } from '../slugs/allocator.ts';
 import { encode40 } from '../slugs/crockford.ts';
 import { permute } from '../slugs/permutation.ts';
-import type { CaptureState } from '../../db/capture.ts';
+import type { ChangeCapture } from '../../db/changeCapture.ts';
+import type { Executor, Store } from '../../db/store.ts';
 import type { ChangeApplier } from './apply.ts';
 import type { SiteChanges } from './changes.ts';
 import { ForkedError, PushGapRemoteError, type RemoteApi, RemoteUnavailableError } from './client.ts';
@@ -22,12 +23,16 @@ export const KEYS = {
   instance: 'sync.instance',
 } as const;
 
+/** The local organization bound to the remote's (docs/sync.md, "organization mapping"). */
+const LOCAL_ORG = 'sync.local_org';
+
 export interface SyncLogger {
   info(message: string): void;
   error(message: string, err?: unknown): void;
 }
 
 export interface SiteSyncOptions {
+  store: Store;
   repo: SyncRepo;
   clock: Clock;
   logger: SyncLogger;
@@ -40,7 +45,7 @@ export interface SiteSyncOptions {
   /** Shown at the remote (host name by default). */
   siteName: string;
   /** Push/pull (absent in unit tests of the lease slice). */
-  replication?: { capture: CaptureState; changes: SiteChanges; applier: ChangeApplier; pageSize?: number } | undefined;
+  replication?: { capture: ChangeCapture; changes: SiteChanges; applier: ChangeApplier; pageSize?: number } | undefined;
 }
 
 /** How many minted slugs a block conflict lists in its detail (the count is always exact). */
@@ -50,9 +55,15 @@ const CONFLICT_SAMPLE = 20;
  * The site side of sync, first slice: identity (site id + incarnation), pairing with the remote,
  * and the slug reserve leased from it. Once a remote is configured the site mints only from
  * leased blocks (never a block it picked itself), so two sites can never mint the same slug.
+ *
+ * The `sync.*` settings are kept in memory (loaded by `open`, updated when a write commits), so
+ * that what the rest of the app asks synchronously (where slugs come from, the writer id) needs
+ * no query.
  */
 export class SiteSync {
+  private readonly store: Store;
   private readonly repo: SyncRepo;
+  private readonly settings = new Map<string, string>();
   private readonly clock: Clock;
   private readonly logger: SyncLogger;
   private client: RemoteApi | undefined;
@@ -68,7 +79,8 @@ export class SiteSync {
   /** The remote a runtime pairing (pairing.ts) is registering with, until it answers. */
   private pairingWith: string | null = null;
 
-  constructor(options: SiteSyncOptions) {
+  private constructor(options: SiteSyncOptions) {
+    this.store = options.store;
     this.repo = options.repo;
     this.clock = options.clock;
     this.logger = options.logger;
@@ -76,20 +88,43 @@ export class SiteSync {
     this.reserveBlocks = options.reserveBlocks;
     this.siteName = options.siteName;
     this.replication = options.replication;
-    this.repo.transaction(() => {
-      if (!this.repo.getSetting(KEYS.siteId)) this.repo.setSetting(KEYS.siteId, randomUUID());
-      if (!this.repo.getSetting(KEYS.incarnation)) this.repo.setSetting(KEYS.incarnation, randomUUID());
+  }
+
+  /** Gives the instance its site id and incarnation (once, whichever process is first), remembers the remote. */
+  static async open(options: SiteSyncOptions): Promise<SiteSync> {
+    const site = new SiteSync(options);
+    const { repo, store } = site;
+    await store.transaction(async (tx) => {
+      // ensureSetting: processes starting together on one database agree on one identity.
+      await repo.ensureSetting(tx, KEYS.siteId, randomUUID());
+      await repo.ensureSetting(tx, KEYS.incarnation, randomUUID());
       if (options.remoteUrl !== undefined) {
         const wanted = options.remoteUrl.replace(/\/+$/, '');
-        const paired = this.repo.getSetting(KEYS.remoteUrl);
+        const paired = await repo.getSetting(tx, KEYS.remoteUrl);
         if (paired && paired !== wanted) {
           throw new Error(`This data directory is paired with ${paired}; pairing it with ${wanted} instead is not supported`);
         }
-        if (!paired) this.repo.setSetting(KEYS.remoteUrl, wanted);
+        if (!paired) await repo.setSetting(tx, KEYS.remoteUrl, wanted);
       }
-      if (this.replication && !this.replication.changes.hasScanEpoch()) this.replication.changes.startScanEpoch(this.writer);
+      for (const [k, v] of await repo.syncSettings(tx)) site.settings.set(k, v);
+      if (site.replication && !(await site.replication.changes.hasScanEpoch(tx))) await site.replication.changes.startScanEpoch(tx, site.writer);
     });
-    if (this.replication) this.replication.capture.writer = this.writer;
+    if (site.replication) site.replication.capture.writer = site.writer;
+    return site;
+  }
+
+  /** A sync setting as last committed. */
+  private setting(key: string): string | undefined {
+    return this.settings.get(key);
+  }
+
+  /** Writes a sync setting; the copy in memory follows when `db`'s transaction commits. */
+  async setSetting(db: Executor, key: string, value: string | null): Promise<void> {
+    if (value === null) await this.repo.deleteSetting(db, key);
+    else await this.repo.setSetting(db, key, value);
+    const apply = () => (value === null ? this.settings.delete(key) : this.settings.set(key, value));
+    if (db === this.store.db) apply();
+    else this.store.afterCommit(db, apply);
   }
 
   /** The id this copy's changes carry: site_id/incarnation. */
@@ -98,15 +133,15 @@ export class SiteSync {
   }
 
   get siteId(): string {
-    return this.repo.getSetting(KEYS.siteId)!;
+    return this.setting(KEYS.siteId)!;
   }
 
   get incarnation(): string {
-    return this.repo.getSetting(KEYS.incarnation)!;
+    return this.setting(KEYS.incarnation)!;
   }
 
   get remoteUrl(): string | null {
-    return this.repo.getSetting(KEYS.remoteUrl) ?? null;
+    return this.setting(KEYS.remoteUrl) ?? null;
   }
 
   /** Paired (or pairing) sites mint only from leases; others pick blocks themselves. */
@@ -118,25 +153,25 @@ export class SiteSync {
   }
 
   isRegistered(): boolean {
-    return this.repo.getSetting(KEYS.registered) === this.incarnation;
+    return this.setting(KEYS.registered) === this.incarnation;
   }
 
   /** Blocks to ask for to get back to the reserve target. */
-  wantedBlocks(): number {
-    return Math.max(0, this.reserveBlocks - this.repo.activeLeased().blocks);
+  async wantedBlocks(): Promise<number> {
+    return Math.max(0, this.reserveBlocks - (await this.repo.activeLeased(this.store.db)).blocks);
   }
 
-  needsWork(): boolean {
-    return this.canSync() && (!this.isRegistered() || this.wantedBlocks() > 0 || this.pendingChanges() > 0);
+  async needsWork(): Promise<boolean> {
+    return this.canSync() && (!this.isRegistered() || (await this.wantedBlocks()) > 0 || (await this.pendingChanges()) > 0);
   }
 
   /**
    * Refuses (409) work that needs `count` new slugs when the reserve cannot cover it, counting
    * slugs already promised to batches still generating. Standalone instances never refuse.
    */
-  assertCanMint = (count: number): void => {
+  assertCanMint = async (count: number, db: Executor = this.store.db): Promise<void> => {
     if (this.slugSource() === 'standalone') return;
-    const available = this.repo.activeLeased().slugs - this.repo.pendingBatchDemand();
+    const available = (await this.repo.activeLeased(db)).slugs - (await this.repo.pendingBatchDemand(db));
     if (available >= count) return;
     const where = this.isRegistered() ? `it refills from ${this.remoteUrl} when online` : `this site is not paired with ${this.remoteUrl ?? this.pairingWith} yet`;
     throw new ConflictError(
@@ -160,7 +195,7 @@ export class SiteSync {
         if (!(err instanceof ForkedError)) throw err;
         // Another copy of this data has talked to the remote since our last call (this copy is the
         // stale one), or the remote has no record of us: abandon the blocks, pair again.
-        this.startNewIncarnation(
+        await this.startNewIncarnation(
           err.message === FORKED_ERROR ? 'the remote says another copy of this data has used this incarnation' : 'the remote has no record of this incarnation',
         );
         await this.round();
@@ -197,35 +232,35 @@ export class SiteSync {
    */
   private async push(): Promise<void> {
     const { changes, pageSize = 1000 } = this.replication!;
-    const orgId = this.localOrg();
+    const orgId = await this.store.transaction((tx) => this.localOrg(tx));
     for (;;) {
-      const page = changes.nextChanges(orgId, pageSize);
+      const page = await changes.nextChanges(orgId, pageSize);
       // Scans go once the changes before them are through (their nodes must exist at the remote).
-      const scans = page.length < pageSize && changes.pendingCount(orgId) === page.length ? changes.nextScans(orgId, pageSize * 5) : [];
+      const scans = page.length < pageSize && (await changes.pendingCount(orgId)) === page.length ? await changes.nextScans(orgId, pageSize * 5) : [];
       if (page.length === 0 && scans.length === 0) return;
       const incarnation = this.incarnation;
-      const nextToken = this.pendingToken();
+      const nextToken = await this.pendingToken();
       let result;
       try {
         result = await this.client!.push({
           site_id: this.siteId,
           incarnation,
-          token: this.repo.getSetting(KEYS.token) ?? null,
+          token: this.setting(KEYS.token) ?? null,
           next_token: nextToken,
-          after_seq: changes.ackedSeq(),
+          after_seq: await changes.ackedSeq(),
           changes: page,
           scans: scans.map(({ local: _local, ...s }) => s),
         });
       } catch (err) {
         if (!(err instanceof PushGapRemoteError)) throw err;
-        this.repo.transaction(() => changes.rewind(err.expected));
+        await this.store.transaction((tx) => changes.rewind(tx, err.expected));
         this.logger.info(`sync: the remote expects changes after ${err.expected}; pushing again from there`);
         continue;
       }
-      this.repo.transaction(() => {
+      await this.store.transaction(async (tx) => {
         if (this.incarnation !== incarnation) return;
-        changes.markPushed(result.acked_seq, scans.length ? scans[scans.length - 1]!.local : null);
-        this.acceptToken(nextToken);
+        await changes.markPushed(tx, result.acked_seq, scans.length ? scans[scans.length - 1]!.local : null);
+        await this.acceptToken(tx, nextToken);
       });
       if (page.length < pageSize && scans.length < pageSize * 5) return;
     }
@@ -236,45 +271,50 @@ export class SiteSync {
     const { applier, pageSize = 1000 } = this.replication!;
     for (;;) {
       const page = await this.client!.changes({
-        cursor: this.repo.getSetting('sync.cursor'),
+        cursor: this.setting('sync.cursor'),
         limit: pageSize,
         site_id: this.siteId,
         incarnation: this.incarnation,
       });
-      this.repo.transaction(() => {
-        const orgId = this.localOrg();
+      await this.store.transaction(async (tx) => {
+        const orgId = await this.localOrg(tx);
         const at = this.now();
-        const ctx = { orgId, now: at, conflict: (kind: string, detail: Record<string, unknown>) => this.repo.insertConflict(kind, detail, at, orgId) };
-        for (const change of page.changes) applier.apply(change, ctx);
+        const ctx = { orgId, now: at, conflict: (kind: string, detail: Record<string, unknown>) => this.repo.insertConflict(tx, kind, detail, at, orgId) };
+        for (const change of page.changes) await applier.apply(tx, change, ctx);
         // What the remote found in this site's pushes (e.g. an edit that lost to a delete made
         // elsewhere): logged here too, so the site's console shows it.
-        for (const c of page.conflicts ?? []) this.repo.insertConflict(c.kind, { ...c.detail, found_at: 'remote' }, c.detected_at, orgId, c.id);
-        this.repo.setSetting('sync.cursor', page.next_cursor);
+        for (const c of page.conflicts ?? []) await this.repo.insertConflict(tx, c.kind, { ...c.detail, found_at: 'remote' }, c.detected_at, orgId, c.id);
+        await this.setSetting(tx, 'sync.cursor', page.next_cursor);
       });
       if (!page.more) return;
     }
   }
 
   /** Changes of the bound organization waiting to be pushed (0 while no organization is bound). */
-  private pendingChanges(): number {
-    const org = this.replication ? this.boundOrg() : null;
+  private async pendingChanges(): Promise<number> {
+    const org = this.replication ? await this.boundOrg(this.store.db) : null;
     return org ? this.replication!.changes.pendingCount(org) : 0;
   }
 
   /** The organization bound to the remote's: sync.local_org, or the only one there is; else null. */
-  private boundOrg(): string | null {
-    const bound = this.repo.getSetting('sync.local_org');
+  private async boundOrg(db: Executor): Promise<string | null> {
+    const bound = this.setting(LOCAL_ORG);
     if (bound) return bound;
-    const orgs = this.repo.orgIds();
+    const orgs = await this.repo.orgIds(db);
     return orgs.length === 1 ? orgs[0]! : null;
   }
 
   /** The local organization bound to the remote's, recorded at first use; throws if it is ambiguous. */
-  localOrg(): string {
-    const org = this.boundOrg();
+  async localOrg(tx: Executor): Promise<string> {
+    const org = await this.boundOrg(tx);
     if (!org) throw new Error('This instance has several organizations: set sync.local_org to the one paired with the remote');
-    if (this.repo.getSetting('sync.local_org') === undefined) this.repo.setSetting('sync.local_org', org);
+    if (this.setting(LOCAL_ORG) === undefined) await this.setSetting(tx, LOCAL_ORG, org);
     return org;
+  }
+
+  /** Binds `orgId` to the remote's organization unless one is bound already (runtime pairing). */
+  async bindOrgIfUnbound(tx: Executor, orgId: string): Promise<void> {
+    if (!this.setting(LOCAL_ORG)) await this.setSetting(tx, LOCAL_ORG, orgId);
   }
 
   /** Set by the worker: when it will try again. */
@@ -286,21 +326,21 @@ export class SiteSync {
    * Abandons every block this copy of the data could still mint from (another copy may mint from
    * them too) and takes a new incarnation, which has to register and lease fresh blocks.
    */
-  startNewIncarnation(reason: string): string {
+  async startNewIncarnation(reason: string): Promise<string> {
     const incarnation = randomUUID();
-    this.repo.transaction(() => {
+    await this.store.transaction(async (tx) => {
       const at = this.now();
       const old = this.incarnation;
-      for (const { block, next_offset } of this.repo.openBlocks()) {
-        this.repo.setBlockState(block, old, 'retired', next_offset, reason, at);
-        this.repo.exhaustBlock(block);
+      for (const { block, next_offset } of await this.repo.openBlocks(tx)) {
+        await this.repo.setBlockState(tx, block, old, 'retired', next_offset, reason, at);
+        await this.repo.exhaustBlock(tx, block);
       }
-      this.repo.setSetting(KEYS.incarnation, incarnation);
-      this.repo.deleteSetting(KEYS.token);
-      this.repo.deleteSetting(KEYS.pendingToken);
-      this.repo.deleteSetting(KEYS.registered);
-      this.replication?.changes.startScanEpoch(`${this.siteId}/${incarnation}`);
-      this.replication?.changes.rewindAll();
+      await this.setSetting(tx, KEYS.incarnation, incarnation);
+      await this.setSetting(tx, KEYS.token, null);
+      await this.setSetting(tx, KEYS.pendingToken, null);
+      await this.setSetting(tx, KEYS.registered, null);
+      await this.replication?.changes.startScanEpoch(tx, `${this.siteId}/${incarnation}`);
+      await this.replication?.changes.rewindAll(tx);
     });
     if (this.replication) this.replication.capture.writer = this.writer;
     this.logger.info(`sync: new incarnation ${incarnation} (${reason}); blocks held so far are retired`);
@@ -308,9 +348,9 @@ export class SiteSync {
   }
 
   /** `orgId`: whose conflicts to list (the caller's; every organization's without it). */
-  status(orgId?: string): SyncStatusT {
-    const reserve = this.repo.activeLeased();
-    const org = this.repo.getSetting(KEYS.remoteOrg);
+  async status(orgId?: string): Promise<SyncStatusT> {
+    const reserve = await this.repo.activeLeased(this.store.db);
+    const org = this.setting(KEYS.remoteOrg);
     const paired = this.remoteUrl !== null;
     return {
       mode: paired ? 'site' : 'standalone',
@@ -325,14 +365,14 @@ export class SiteSync {
       last_error: paired && !this.client ? 'No remote key given (--remote-key or WAYMARK_REMOTE_KEY): the site cannot reach its remote' : this.lastError,
       next_attempt_at: this.nextAttemptAt,
       reserve: { slugs_left: paired ? reserve.slugs : 0, blocks: paired ? reserve.blocks : 0, target_blocks: paired ? this.reserveBlocks : 0 },
-      pending_changes: paired ? this.pendingChanges() : 0,
-      conflicts: this.conflicts(orgId).filter((c) => c.resolved_at === null),
+      pending_changes: paired ? await this.pendingChanges() : 0,
+      conflicts: (await this.conflicts(orgId)).filter((c) => c.resolved_at === null),
     };
   }
 
   /** The conflicts `orgId` may see: its own and the instance's (block conflicts); all without `orgId`. */
-  conflicts(orgId?: string) {
-    return this.repo.conflicts(orgId).map((c) => ({
+  async conflicts(orgId?: string) {
+    return (await this.repo.conflicts(this.store.db, orgId)).map((c) => ({
       id: c.id,
       kind: c.kind,
       detail: JSON.parse(c.detail_json) as Record<string, unknown>,
@@ -341,9 +381,9 @@ export class SiteSync {
     }));
   }
 
-  resolveConflict(orgId: string, id: number) {
-    this.repo.resolveConflict(id, this.now(), orgId);
-    return this.conflicts(orgId).find((c) => c.id === id);
+  async resolveConflict(orgId: string, id: number) {
+    await this.repo.resolveConflict(this.store.db, id, this.now(), orgId);
+    return (await this.conflicts(orgId)).find((c) => c.id === id);
   }
 
   /**
@@ -353,7 +393,7 @@ export class SiteSync {
    * the remote remembered and `keep` called (storing the key), in the transaction that records
    * the registration; then the site uses `client`.
    */
-  async pairWith(url: string, client: RemoteApi, keep: () => void): Promise<void> {
+  async pairWith(url: string, client: RemoteApi, keep: (tx: Executor) => Promise<void>): Promise<void> {
     this.pairingWith = url;
     try {
       await this.register(client, { url, keep });
@@ -365,44 +405,44 @@ export class SiteSync {
     this.client = client;
   }
 
-  private async register(client = this.client!, pairing?: { url: string; keep: () => void }): Promise<void> {
+  private async register(client = this.client!, pairing?: { url: string; keep: (tx: Executor) => Promise<void> }): Promise<void> {
     const incarnation = this.incarnation;
-    const nextToken = this.pendingToken();
+    const nextToken = await this.pendingToken();
     const result = await client.register({
       site_id: this.siteId,
       incarnation,
       name: this.siteName,
-      token: this.repo.getSetting(KEYS.token) ?? null,
+      token: this.setting(KEYS.token) ?? null,
       next_token: nextToken,
-      claims: this.repo.claimableBlocks(),
+      claims: await this.repo.claimableBlocks(this.store.db),
     });
-    this.repo.transaction(() => {
+    await this.store.transaction(async (tx) => {
       if (this.incarnation !== incarnation) return;
       const at = this.now();
       for (const block of result.claims.accepted) {
-        this.repo.confirmLocalBlock(block);
+        await this.repo.confirmLocalBlock(tx, block);
         // A retired block is recorded at the remote but stays retired here (no more slugs from it).
-        if (this.repo.blockState(block)?.state !== 'retired') this.repo.setBlockState(block, incarnation, 'leased', null, 'claimed at pairing', at);
+        if ((await this.repo.blockState(tx, block))?.state !== 'retired') await this.repo.setBlockState(tx, block, incarnation, 'leased', null, 'claimed at pairing', at);
       }
       for (const { block, reason } of result.claims.rejected) {
-        const prior = this.repo.blockState(block);
+        const prior = await this.repo.blockState(tx, block);
         // Retired here and held by the incarnation that retired it: nothing new.
         if (prior?.state === 'retired' && reason === 'held_by_other_incarnation') continue;
-        const used = prior?.state === 'retired' ? (prior.used ?? 0) : this.repo.exhaustBlock(block);
-        this.repo.setBlockState(block, incarnation, 'dropped', used, reason, at);
+        const used = prior?.state === 'retired' ? (prior.used ?? 0) : await this.repo.exhaustBlock(tx, block);
+        await this.repo.setBlockState(tx, block, incarnation, 'dropped', used, reason, at);
         // Another incarnation of this same site holds it: our slugs from it are copies of its nodes.
         if (used > 0 && reason !== 'held_by_other_incarnation') {
           const sample = Array.from({ length: Math.min(used, CONFLICT_SAMPLE) }, (_, i) => encode40(permute(block * BLOCK_SIZE + i)));
-          this.repo.insertConflict('block_conflict', { block, reason, slugs_minted: used, first_slugs: sample }, at, null);
+          await this.repo.insertConflict(tx, 'block_conflict', { block, reason, slugs_minted: used, first_slugs: sample }, at, null);
           this.logger.error(`sync: block ${block} was taken by this instance before pairing but ${reason}; ${used} slugs minted from it may be duplicated`);
         }
       }
-      this.repo.setSetting(KEYS.remoteOrg, JSON.stringify(result.org));
-      this.repo.setSetting(KEYS.registered, incarnation);
-      this.acceptToken(nextToken);
+      await this.setSetting(tx, KEYS.remoteOrg, JSON.stringify(result.org));
+      await this.setSetting(tx, KEYS.registered, incarnation);
+      await this.acceptToken(tx, nextToken);
       if (pairing) {
-        this.repo.setSetting(KEYS.remoteUrl, pairing.url);
-        pairing.keep();
+        await this.setSetting(tx, KEYS.remoteUrl, pairing.url);
+        await pairing.keep(tx);
       }
     });
     this.logger.info(`sync: site ${this.siteId} (incarnation ${incarnation}) paired with ${this.remoteUrl} for ${result.org.name}`);
@@ -410,22 +450,22 @@ export class SiteSync {
 
   private async topUp(): Promise<void> {
     const incarnation = this.incarnation;
-    const nextToken = this.pendingToken();
+    const nextToken = await this.pendingToken();
     const result = await this.client!.lease({
       site_id: this.siteId,
       incarnation,
-      token: this.repo.getSetting(KEYS.token) ?? null,
+      token: this.setting(KEYS.token) ?? null,
       next_token: nextToken,
-      want: this.wantedBlocks(),
+      want: await this.wantedBlocks(),
     });
-    this.repo.transaction(() => {
+    await this.store.transaction(async (tx) => {
       if (this.incarnation !== incarnation) return;
       const at = this.now();
       for (const block of result.blocks) {
-        this.repo.adoptLeasedBlock(block, at);
-        this.repo.setBlockState(block, incarnation, 'leased', null, null, at);
+        await this.repo.adoptLeasedBlock(tx, block, at);
+        await this.repo.setBlockState(tx, block, incarnation, 'leased', null, null, at);
       }
-      this.acceptToken(nextToken);
+      await this.acceptToken(tx, nextToken);
     });
   }
 
@@ -433,18 +473,18 @@ export class SiteSync {
    * The next fencing token, stored before the call that presents it: a call cut off after the
    * remote applied it is retried with the same token and gets the same answer.
    */
-  private pendingToken(): string {
-    let token = this.repo.getSetting(KEYS.pendingToken);
+  private async pendingToken(): Promise<string> {
+    let token = this.setting(KEYS.pendingToken);
     if (!token) {
       token = randomBytes(16).toString('base64url');
-      this.repo.setSetting(KEYS.pendingToken, token);
+      await this.setSetting(this.store.db, KEYS.pendingToken, token);
     }
     return token;
   }
 
-  private acceptToken(token: string): void {
-    this.repo.setSetting(KEYS.token, token);
-    this.repo.deleteSetting(KEYS.pendingToken);
+  private async acceptToken(tx: Executor, token: string): Promise<void> {
+    await this.setSetting(tx, KEYS.token, token);
+    await this.setSetting(tx, KEYS.pendingToken, null);
   }
 
   private now(): string {

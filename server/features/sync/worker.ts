@@ -50,7 +50,13 @@ export class SyncWorker {
 
   /** A local write happened: if the reserve needs topping up and the remote was reachable, go now. */
   nudge(): void {
-    if (!this.stopped && this.failures === 0 && this.site.needsWork()) this.wake();
+    if (this.stopped || this.failures !== 0) return;
+    this.site.needsWork().then(
+      (needed) => {
+        if (needed && !this.stopped) this.wake();
+      },
+      () => {}, // the database is closing: the next round finds out anyway
+    );
   }
 
   /** Runs a round now (ignoring back-off) and resolves when it has finished. */

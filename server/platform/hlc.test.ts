@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ManualClock } from '../../platform/clock.ts';
+import { ManualClock } from './clock.ts';
 import { ClockAheadError, formatHlc, Hlc, newer, parseHlc } from './hlc.ts';
 
 describe('Hlc', () => {
