@@ -1,0 +1,156 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { openTestStore, postgresMissing, type TestStore } from '../../../test/support/stores.ts';
+import { changeCapture } from '../../db/changeCapture.ts';
+import type { Executor, Store } from '../../db/store.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import { formatHlc } from '../../platform/hlc.ts';
+import { ReplicationRepo, SyncRepo } from './repo.ts';
+import { SyncPruner } from './prune.ts';
+import type { SyncLogger } from './site.ts';
+
+const T0 = Date.parse('2026-11-21T12:00:00.000Z');
+const iso = new Date(T0).toISOString();
+const quiet: SyncLogger = { info: () => {}, error: () => {} };
+
+const open: TestStore[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((s) => s.close()));
+});
+
+async function setUp(dialect: 'sqlite' | 'postgres') {
+  const test = await openTestStore(dialect);
+  open.push(test);
+  const clock = new ManualClock(T0);
+  const capture = await changeCapture(test.store, () => clock.now());
+  capture.writer = 'site-1/inc-1';
+  await test.store.db.insertInto('organizations').values({ id: 'org', name: 'Org', created_at: iso }).execute();
+  return { store: test.store, clock, capture };
+}
+
+async function addNode(tx: Executor, id: string, slug: string, label = 'one'): Promise<void> {
+  await tx.insertInto('slugs').values({ slug, org_id: 'org', node_id: id, minted_at: iso }).execute();
+  await tx
+    .insertInto('nodes')
+    .values({ id, org_id: 'org', slug, label, function_type: 'redirect', payload_json: '{}', status: 'active', created_at: iso, updated_at: iso })
+    .execute();
+}
+
+const outbox = (store: Store) =>
+  store.db.selectFrom('sync_outbox').select(['seq', 'entity', 'entity_id', 'op', 'fields', 'hlc', 'writer', 'group_id', 'hold', 'pushed', 'pulled', 'org_id']).orderBy('seq').execute();
+
+const backends = [
+  { dialect: 'sqlite' as const, skip: false },
+  { dialect: 'postgres' as const, skip: postgresMissing !== null },
+];
+
+describe.each(backends)('change capture on $dialect (one model for both backends)', ({ dialect, skip }) => {
+  const run = skip ? it.skip : it;
+
+  run('records inserts with all synced fields, edits with the changed ones, deletes with tombstones; one group per transaction', async () => {
+    const { store, clock } = await setUp(dialect);
+    await store.transaction(async (tx) => {
+      await addNode(tx, 'n1', 'AAAAAAAA');
+      await tx
+        .insertInto('rules')
+        .values({ id: 'r1', node_id: 'n1', rule_type: 'device', conditions_json: '{}', function_type: 'redirect', payload_json: '{}', created_at: iso, updated_at: iso })
+        .execute();
+    });
+    clock.advance(5);
+    await store.transaction(async (tx) => {
+      await tx.updateTable('nodes').set({ label: 'renamed', scan_count: 5 }).where('id', '=', 'n1').execute();
+      // scan_count alone is not a synced field: nothing recorded.
+      await tx.updateTable('nodes').set({ scan_count: 6 }).where('id', '=', 'n1').execute();
+    });
+    await store.transaction(async (tx) => {
+      await tx.updateTable('slugs').set({ deleted_at: iso }).where('slug', '=', 'AAAAAAAA').execute();
+      await tx.deleteFrom('nodes').where('id', '=', 'n1').execute();
+    });
+    const rows = await outbox(store);
+    expect(rows.map((r) => [r.entity, r.entity_id, r.op, JSON.parse(r.fields), r.writer, r.org_id, r.pushed, r.pulled])).toEqual([
+      [
+        'node',
+        'n1',
+        'upsert',
+        {
+          slug: 'AAAAAAAA',
+          label: 'one',
+          function_type: 'redirect',
+          payload_json: '{}',
+          status: 'active',
+          hardware_id: null,
+          template_id: null,
+          batch_id: null,
+          serial: null,
+          serial_number: null,
+          created_at: iso,
+          updated_at: iso,
+          minted_at: iso,
+        },
+        'site-1/inc-1',
+        'org',
+        0,
+        0,
+      ],
+      ['rule', 'r1', 'upsert', expect.objectContaining({ node_id: 'n1', priority: 0, enabled: 1 }), 'site-1/inc-1', 'org', 0, 0],
+      ['node', 'n1', 'upsert', { label: 'renamed' }, 'site-1/inc-1', 'org', 0, 0],
+      // A node's rules are deleted just before it, under its organization (migration 061).
+      ['rule', 'r1', 'delete', { node_id: 'n1' }, 'site-1/inc-1', 'org', 0, 0],
+      ['node', 'n1', 'delete', { slug: 'AAAAAAAA', deleted_at: iso }, 'site-1/inc-1', 'org', 0, 0],
+    ]);
+    // HLCs increase in seq order, from the injected clock.
+    const hlcs = rows.map((r) => r.hlc);
+    expect([...hlcs].sort()).toEqual(hlcs);
+    expect(new Set(hlcs).size).toBe(hlcs.length);
+    expect(hlcs[0]! >= formatHlc(T0, 0)).toBe(true);
+    expect(hlcs[2]! >= formatHlc(T0 + 5, 0)).toBe(true);
+    // One group per transaction.
+    expect(rows[0]!.group_id).toBe(rows[1]!.group_id);
+    expect(rows[2]!.group_id).not.toBe(rows[1]!.group_id);
+    expect(rows[3]!.group_id).toBe(rows[4]!.group_id);
+    expect(await store.db.selectFrom('sync_tombstones').select(['entity', 'entity_id', 'parent_id']).orderBy('entity').execute()).toEqual([
+      { entity: 'node', entity_id: 'n1', parent_id: null },
+      { entity: 'rule', entity_id: 'r1', parent_id: 'n1' },
+    ]);
+    expect(await store.db.selectFrom('sync_versions').select('field').execute()).toEqual([]);
+  });
+
+  run('compaction drops superseded rows older than the retention and keeps what rebuilds the same state', async () => {
+    const { store, clock } = await setUp(dialect);
+    await store.transaction((tx) => addNode(tx, 'n1', 'AAAAAAAB'));
+    for (const label of ['two', 'three', 'four']) {
+      clock.advance(1);
+      await store.transaction((tx) => tx.updateTable('nodes').set({ label, updated_at: `${iso}-${label}` }).where('id', '=', 'n1').execute());
+    }
+    clock.advance(1);
+    await store.transaction((tx) => tx.updateTable('nodes').set({ status: 'paused' }).where('id', '=', 'n1').execute());
+    await store.transaction((tx) =>
+      tx.insertInto('templates').values({ id: 't1', org_id: 'org', name: 'T', function_type: 'redirect', payload_json: '{}', created_at: iso, updated_at: iso }).execute(),
+    );
+    await store.transaction((tx) => tx.updateTable('templates').set({ name: 'T2' }).where('id', '=', 't1').execute());
+    await store.transaction((tx) => tx.deleteFrom('templates').where('id', '=', 't1').execute());
+    const before = await outbox(store);
+    expect(before).toHaveLength(8);
+
+    const rows = new ReplicationRepo(store.dialect);
+    const pruner = new SyncPruner({ store, rows, settings: new SyncRepo(store.dialect), clock, logger: quiet, options: { retentionMs: 60_000, chunk: 3 } });
+    // Within the retention nothing goes.
+    expect(await pruner.prune()).toBe(0);
+    clock.advance(120_000);
+    // A recent edit supersedes an old one, but is itself kept whole until it is old enough.
+    await store.transaction((tx) => tx.updateTable('nodes').set({ status: 'active' }).where('id', '=', 'n1').execute());
+    expect(await pruner.prune()).toBe(5);
+    const after = await outbox(store);
+    expect(after.map((r) => [r.entity, r.op, JSON.parse(r.fields)])).toEqual([
+      ['node', 'upsert', expect.objectContaining({ slug: 'AAAAAAAB', label: 'one', status: 'active' })], // the creation: slug and created_at are never rewritten
+      ['node', 'upsert', { label: 'four', updated_at: `${iso}-four` }],
+      ['template', 'delete', {}],
+      ['node', 'upsert', { status: 'active' }],
+    ]);
+    // Replaying what is left gives the node as it is (every field's latest write) and the tombstone.
+    const state: Record<string, unknown> = {};
+    for (const r of after.filter((x) => x.entity === 'node')) Object.assign(state, JSON.parse(r.fields));
+    const node = await store.db.selectFrom('nodes').select(['label', 'status', 'updated_at']).where('id', '=', 'n1').executeTakeFirstOrThrow();
+    expect({ label: state.label, status: state.status, updated_at: state.updated_at }).toEqual(node);
+    expect(await pruner.prune()).toBe(0);
+  });
+});
