@@ -92,7 +92,7 @@ export interface App {
   start(): void;
   /** Stops workers; the caller closes the HTTP server and the database. */
   stop(): Promise<void>;
-  services: ReturnType<typeof createServices>;
+  services: Awaited<ReturnType<typeof createServices>>;
   express: Express;
   /** Prometheus registry behind /metrics; features may add their own metrics. */
   metrics: Registry;
@@ -108,7 +108,7 @@ function legacyConnection(store: Store): Database {
   throw new Error('This build cannot run on PostgreSQL yet: some features still use the SQLite connection directly');
 }
 
-function createServices(
+async function createServices(
   store: Store,
   clock: Clock,
   config: AppConfig,
@@ -120,12 +120,22 @@ function createServices(
   const db = legacyConnection(store);
   const outbox = new Outbox(db, clock);
   // Sync (pairing, slug leases) comes first: it decides where slugs come from.
-  const sync = createSync({ db, clock, outbox, logger, dataDir: config.dataDir, secrets, config: config.sync });
+  const sync = await createSync({
+    store,
+    clock,
+    outbox,
+    logger,
+    dataDir: config.dataDir,
+    databaseFile: db.name,
+    secrets,
+    config: config.sync,
+    legacy: db,
+  });
   const nodesRepo = new NodesRepo(db);
   const templatesRepo = new TemplatesRepo(db);
   const batchesRepo = new BatchesRepo(db);
   const keysRepo = new KeysRepo();
-  const slugs = new SlugAllocator(db, clock, sync.slugSource, sync.blockTaken);
+  const slugs = new SlugAllocator(db, clock, sync.slugSource, sync.legacy.blockTaken);
   const scanUrl = (slug: string) => `${config.scanBase}/v/${slug}`;
 
   const nodes = new NodeService({ db, clock, outbox, nodes: nodesRepo, templates: templatesRepo, slugs, scanUrl });
@@ -140,7 +150,7 @@ function createServices(
     templates: templatesRepo,
     nodeService: nodes,
     apiBase: `${config.publicUrl}/v1`,
-    assertCanMint: sync.assertCanMint,
+    assertCanMint: sync.legacy.assertCanMint,
   });
   const keys = new KeyService(store, keysRepo, clock);
   const generator = new BatchGenerator(batches, batchesRepo);
@@ -175,8 +185,10 @@ function createServices(
   });
   const analytics = new ScanAnalytics(db, clock);
   // Webhooks across sites (docs/sync.md): the remote emits the events for what sites push.
+  // The outbox, nodes and batches still write on the SQLite connection the push's transaction
+  // holds (synchronous better-sqlite3 calls join it).
   sync.remoteChanges.events = {
-    applied: (orgId, change, effect) => {
+    applied: async (_tx, orgId, change, effect) => {
       if (change.entity === 'node') {
         const node = effect === 'deleted' ? undefined : nodesRepo.get(change.entity_id);
         if (effect === 'deleted') outbox.record(orgId, 'node.deleted', { id: change.entity_id, slug: change.fields.slug, deleted_at: isoAt(clock) });
@@ -186,7 +198,7 @@ function createServices(
         if (batch) outbox.record(orgId, 'batch.completed', batches.toApi(batch));
       }
     },
-    scanned: (orgId, scans) => {
+    scanned: async (_tx, orgId, scans) => {
       // As for local scans (scans/writer.ts): no event that no endpoint could ever receive.
       if (!outbox.subscribed(orgId, 'node.scanned')) return;
       for (const s of scans) {
@@ -214,9 +226,9 @@ function createServices(
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ store, clock, config, logger = consoleLogger, nfc = null, resourcesDir, secrets, scanFlush }: CreateAppOptions): App {
+export async function createApp({ store, clock, config, logger = consoleLogger, nfc = null, resourcesDir, secrets, scanFlush }: CreateAppOptions): Promise<App> {
   const db = legacyConnection(store);
-  const services = createServices(store, clock, config, logger, nfc, resourcesDir, secrets);
+  const services = await createServices(store, clock, config, logger, nfc, resourcesDir, secrets);
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),

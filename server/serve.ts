@@ -92,7 +92,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     ? new NfcBridge({ log: (m) => logger.info(m), ...(typeof options.nfc === 'object' ? options.nfc : {}) })
     : null;
   nfc?.start();
-  const app = createApp({ store, clock, config, logger, nfc, ...(options.secrets ? { secrets: options.secrets } : {}) });
+  const app = await createApp({ store, clock, config, logger, nfc, ...(options.secrets ? { secrets: options.secrets } : {}) });
   server.on('request', app.handle);
 
   let firstRun: RunningServer['firstRun'];

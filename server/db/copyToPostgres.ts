@@ -136,6 +136,8 @@ export async function copySqliteToPostgres(sqlite: Database, pool: pg.Pool): Pro
       report.tables.push({ table, rows: count });
       report.rows += count;
     }
+    // Change capture's own sequence and clock (migration 050) continue after the copied history.
+    await client.query('SELECT waymark_sync_resume()');
     await client.query('COMMIT');
   } catch (err) {
     await client.query('ROLLBACK').catch(() => undefined);

@@ -113,6 +113,13 @@ describe.skipIf(postgresMissing !== null)(`waymark migrate --from-data --databas
         "INSERT INTO outbox_events (id, org_id, type, data_json, created_at) VALUES ('evt_after', 'o', 't', '{}', 'now') RETURNING seq",
       );
       expect(Number(next.rows[0]!.seq)).toBe(max + 1);
+      // Change capture continues the copied feed: the next captured change comes after every
+      // copied one, in seq and in HLC (migration 050, waymark_sync_resume).
+      const feed = (await client.query<{ seq: string; hlc: string }>('SELECT MAX(seq) AS seq, MAX(hlc) AS hlc FROM sync_outbox')).rows[0]!;
+      await client.query("UPDATE nodes SET label = label || ' (moved)' WHERE id = (SELECT id FROM nodes ORDER BY rowid LIMIT 1)");
+      const captured = (await client.query<{ seq: string; hlc: string }>('SELECT seq, hlc FROM sync_outbox ORDER BY seq DESC LIMIT 1')).rows[0]!;
+      expect(Number(captured.seq)).toBe(Number(feed.seq) + 1);
+      expect(captured.hlc > feed.hlc).toBe(true);
     } finally {
       await client.end();
     }

@@ -40,7 +40,7 @@ if (mode === 'bare') {
 } else {
   const db = openDatabase(databaseFile(dataDir as string), { synchronous: sync === 'normal' ? 'normal' : 'full' });
   const config = makeConfig({ scanBase: 'http://127.0.0.1', trustProxy: true, dataDir: dataDir as string });
-  const app = createApp({
+  const app = await createApp({
     store: new SqliteStore(db),
     clock: systemClock,
     config,

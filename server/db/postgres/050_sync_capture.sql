@@ -219,3 +219,14 @@ BEGIN
   RETURN OLD;
 END $$;
 CREATE TRIGGER sync_nodes_del_rules BEFORE DELETE ON nodes FOR EACH ROW EXECUTE FUNCTION waymark_sync_delete_node_rules();
+
+-- After rows are copied in with triggers off (waymark migrate, server/db/copyToPostgres.ts): new
+-- seqs continue after the copied ones and the clock after every copied HLC.
+CREATE FUNCTION waymark_sync_resume() RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM setval('sync_outbox_seq', GREATEST(COALESCE((SELECT MAX(seq) FROM sync_outbox), 0), 1), (SELECT COUNT(*) > 0 FROM sync_outbox));
+  UPDATE sync_clock SET hlc = GREATEST(hlc,
+    COALESCE((SELECT MAX(waymark_hlc_int(hlc)) FROM sync_outbox), 0),
+    COALESCE((SELECT MAX(waymark_hlc_int(hlc)) FROM sync_versions), 0),
+    COALESCE((SELECT MAX(waymark_hlc_int(hlc)) FROM sync_tombstones), 0)) WHERE id = 1;
+END $$;

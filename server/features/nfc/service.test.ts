@@ -19,10 +19,10 @@ let app: App;
 let reader: FakeReader;
 let orgId: string;
 
-function boot(): void {
+async function boot(): Promise<void> {
   db = openDatabase(join(dir, 'waymark.sqlite'));
   reader = new FakeReader();
-  app = createApp({ store: new SqliteStore(db), clock: systemClock, config: makeConfig({ scanBase: 'https://wm.example' }), logger: { info: () => {}, error: () => {} }, nfc: reader });
+  app = await createApp({ store: new SqliteStore(db), clock: systemClock, config: makeConfig({ scanBase: 'https://wm.example' }), logger: { info: () => {}, error: () => {} }, nfc: reader });
   app.services.nfc.start();
 }
 
@@ -50,7 +50,7 @@ async function present(tag: VirtualTag): Promise<NfcEvent> {
 
 beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'waymark-nfc-svc-'));
-  boot();
+  await boot();
   orgId = (await app.services.keys.createOrgWithKey('Org', 'key')).org.id;
 });
 
@@ -111,7 +111,7 @@ describe('NFC sessions (domain)', () => {
     // "Crash": drop everything in memory; the tag stays on the reader.
     app.services.nfc.stop();
     db.close();
-    boot();
+    await boot();
     const s = app.services.nfc.session(orgId);
     expect(s?.next?.serial).toBe('RES-003');
     expect(s?.counts).toMatchObject({ written: 2, pending: 2 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../db/database.ts';
+import { SqliteStore } from '../../db/sqliteStore.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { AppError } from '../../platform/errors.ts';
 import { insertOrg } from '../../../test/support/sqliteOrg.ts';
@@ -17,10 +18,10 @@ function memoryRemote() {
   const db = openDatabase(':memory:');
   const clock = new ManualClock();
   const orgId = insertOrg(db, 'Remote org');
-  const registry = new LeaseRegistry(new SyncRepo(db), clock);
-  const wrap = async <T>(fn: () => T): Promise<T> => {
+  const registry = new LeaseRegistry(new SqliteStore(db), new SyncRepo('sqlite'), clock);
+  const wrap = async <T>(fn: () => Promise<T>): Promise<T> => {
     try {
-      return fn();
+      return await fn();
     } catch (err) {
       if (err instanceof AppError && (err.message === FORKED_ERROR || err.message === UNKNOWN_INCARNATION_ERROR)) throw new ForkedError(err.message);
       if (err instanceof AppError) throw new RemoteRefusedError(err.status, err.message);
@@ -36,35 +37,35 @@ function memoryRemote() {
   return { db, registry, client, orgId };
 }
 
-function memorySite(client: RemoteApi) {
+async function memorySite(client: RemoteApi) {
   const db = openDatabase(':memory:');
   const clock = new ManualClock();
-  const repo = new SyncRepo(db);
-  const site = new SiteSync({ repo, clock, logger: quiet, remoteUrl: 'http://remote.test', client, reserveBlocks: 2, siteName: 'test' });
+  const repo = new SyncRepo('sqlite');
+  const site = await SiteSync.open({ store: new SqliteStore(db), repo, clock, logger: quiet, remoteUrl: 'http://remote.test', client, reserveBlocks: 2, siteName: 'test' });
   return { db, clock, repo, site };
 }
 
 describe('SiteSync', () => {
   it('a standalone block retired by a new incarnation and held by another site is still reported as a conflict', async () => {
     const remote = memoryRemote();
-    const other = memorySite(remote.client);
+    const other = await memorySite(remote.client);
     await other.site.step();
     const [taken] = other.db.prepare("SELECT block FROM slug_blocks WHERE source = 'lease'").pluck().all() as number[];
 
     // This instance ran standalone with that same block and minted 5 slugs from it.
-    const { db, site } = memorySite(remote.client);
+    const { db, site } = await memorySite(remote.client);
     db.prepare("INSERT INTO slug_blocks (block, next_offset, source, acquired_at) VALUES (?, 5, 'local', 'x')").run(taken);
-    site.startNewIncarnation('test: copied data');
+    await site.startNewIncarnation('test: copied data');
     await site.step();
-    expect(site.status().conflicts).toEqual([
+    expect((await site.status()).conflicts).toEqual([
       expect.objectContaining({ kind: 'block_conflict', detail: expect.objectContaining({ block: taken, slugs_minted: 5, reason: 'held_by_other_site' }) }),
     ]);
-    expect(site.status().reserve.blocks).toBe(2);
+    expect((await site.status()).reserve.blocks).toBe(2);
   });
 
   it('a new incarnation re-records its retired blocks at the remote (a remote restored from backup relearns them)', async () => {
     const first = memoryRemote();
-    const { db, site } = memorySite(first.client);
+    const { db, site } = await memorySite(first.client);
     await site.step();
     const held = db.prepare("SELECT block FROM slug_blocks WHERE source = 'lease' ORDER BY block").pluck().all() as number[];
 
@@ -82,14 +83,14 @@ describe('SiteSync', () => {
     const slugBlock = () => db.prepare("SELECT block FROM slug_blocks WHERE source = 'lease' AND next_offset > 0 AND next_offset < 65536").pluck().all() as number[];
     minting.mint('org', 'n1');
     expect(held).not.toContain(slugBlock()[0]);
-    expect(site.status().conflicts).toEqual([]);
+    expect((await site.status()).conflicts).toEqual([]);
   });
 
-  it('refuses a batch the reserve cannot cover, counting batches still generating', () => {
-    const { site, db } = memorySite(memoryRemote().client);
-    expect(() => site.assertCanMint(1)).toThrow(/^No slugs left in this site's reserve: this site is not paired with http:\/\/remote.test yet/);
+  it('refuses a batch the reserve cannot cover, counting batches still generating', async () => {
+    const { site, db } = await memorySite(memoryRemote().client);
+    await expect(site.assertCanMint(1)).rejects.toThrow(/^No slugs left in this site's reserve: this site is not paired with http:\/\/remote.test yet/);
     db.prepare("INSERT INTO slug_blocks (block, next_offset, source, acquired_at) VALUES (1, 65526, 'lease', 'x')").run();
-    expect(() => site.assertCanMint(10)).not.toThrow();
-    expect(() => site.assertCanMint(11)).toThrow(/has 10 slugs left, not enough for 11/);
+    await expect(site.assertCanMint(10)).resolves.toBeUndefined();
+    await expect(site.assertCanMint(11)).rejects.toThrow(/has 10 slugs left, not enough for 11/);
   });
 });

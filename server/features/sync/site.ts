@@ -171,7 +171,11 @@ export class SiteSync {
    */
   assertCanMint = async (count: number, db: Executor = this.store.db): Promise<void> => {
     if (this.slugSource() === 'standalone') return;
-    const available = (await this.repo.activeLeased(db)).slugs - (await this.repo.pendingBatchDemand(db));
+    this.assertReserveCovers((await this.repo.activeLeased(db)).slugs - (await this.repo.pendingBatchDemand(db)), count);
+  };
+
+  /** The refusal of assertCanMint, for `available` slugs. */
+  assertReserveCovers(available: number, count: number): void {
     if (available >= count) return;
     const where = this.isRegistered() ? `it refills from ${this.remoteUrl} when online` : `this site is not paired with ${this.remoteUrl ?? this.pairingWith} yet`;
     throw new ConflictError(
@@ -179,7 +183,7 @@ export class SiteSync {
         ? `No slugs left in this site's reserve: ${where} (see GET /v1/sync/status)`
         : `This site's slug reserve has ${available} slugs left, not enough for ${count}: ${where} (see GET /v1/sync/status)`,
     );
-  };
+  }
 
   /**
    * One round with the remote: register this incarnation (claiming blocks taken before pairing)

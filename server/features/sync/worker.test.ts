@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { openDatabase } from '../../db/database.ts';
+import { SqliteStore } from '../../db/sqliteStore.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { type RemoteApi, RemoteUnavailableError } from './client.ts';
 import { SyncRepo } from './repo.ts';
@@ -23,10 +24,10 @@ describe('SyncWorker', () => {
       },
     };
     const clock = new ManualClock();
-    const site = new SiteSync({ repo: new SyncRepo(openDatabase(':memory:')), clock, logger: quiet, remoteUrl: 'http://r.test', client: down, reserveBlocks: 2, siteName: 's' });
+    const site = await SiteSync.open({ store: new SqliteStore(openDatabase(':memory:')), repo: new SyncRepo('sqlite'), clock, logger: quiet, remoteUrl: 'http://r.test', client: down, reserveBlocks: 2, siteName: 's' });
     const delays: number[] = [];
     const note = site.noteNextAttempt.bind(site);
-    site.noteNextAttempt = (at) => {
+    site.noteNextAttempt = (at: number | null) => {
       if (at !== null) delays.push(at - clock.now());
       note(at);
     };
@@ -40,7 +41,7 @@ describe('SyncWorker', () => {
       expect(d).toBeGreaterThanOrEqual(bases[i]! / 2);
       expect(d).toBeLessThanOrEqual(bases[i]!);
     });
-    expect(site.status()).toMatchObject({ online: false, paired: false, last_error: 'Remote unreachable: connect ECONNREFUSED' });
+    expect(await site.status()).toMatchObject({ online: false, paired: false, last_error: 'Remote unreachable: connect ECONNREFUSED' });
 
     // A long back-off does not delay "sync now".
     const slow = new SyncWorker(site, clock, quiet, { pollMs: 60_000, minBackoffMs: 3_600_000, maxBackoffMs: 3_600_000 });
