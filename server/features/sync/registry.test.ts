@@ -97,7 +97,7 @@ describe('LeaseRegistry leases and fencing', () => {
   });
 
   it('claims: free blocks are confirmed, blocks held elsewhere are refused with the holder', async () => {
-    const { db, clock, registry, orgA, register, leased } = await setup();
+    const { db, clock, orgA, register, leased } = await setup();
     // The remote's own standalone block.
     const own = new SlugAllocator(db, clock, () => 'standalone', (b) => leased.isLeased(b));
     own.mint(orgA, 'node-1');
