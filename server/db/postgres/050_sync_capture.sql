@@ -5,7 +5,8 @@
 --
 -- What the application says about a transaction comes in transaction-local settings, set at its
 -- start by the store's start hook (server/db/changeCapture.ts) and while applying a remote change:
---   waymark.writer          this instance's writer id (site_id/incarnation); 'unpaired' if unset
+--   waymark.writer          this instance's writer id (site_id/incarnation); if unset, the one in
+--                           settings, else 'unpaired'
 --   waymark.group           the transaction's sync group; the transaction id if unset
 --   waymark.hlc_base        an HLC from the process's clock: no local change of the transaction
 --                           gets a lower one (the app's injected clock, and what the process received)
@@ -95,7 +96,11 @@ BEGIN
     NEW.pulled := 1;
   ELSE
     NEW.hlc := '';
-    NEW.writer := COALESCE(NULLIF(current_setting('waymark.writer', true), ''), 'unpaired');
+    -- Outside the app's transactions (the CLI, a single statement on the pool) the instance's
+    -- writer id comes from its settings, as SQLite's capture loads it at open (capture.ts).
+    NEW.writer := COALESCE(NULLIF(current_setting('waymark.writer', true), ''),
+                           (SELECT s.value || '/' || i.value FROM settings s, settings i WHERE s.key = 'sync.site_id' AND i.key = 'sync.incarnation'),
+                           'unpaired');
   END IF;
   NEW.group_id := COALESCE(NULLIF(current_setting('waymark.group', true), ''), 'x' || pg_current_xact_id()::text);
   RETURN NEW;

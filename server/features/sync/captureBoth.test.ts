@@ -114,6 +114,13 @@ describe.each(backends)('change capture on $dialect (one model for both backends
     expect(await store.db.selectFrom('sync_versions').select('field').execute()).toEqual([]);
   });
 
+  run("a write outside the app's transactions (the CLI, a single statement) carries the instance's writer id too", async () => {
+    const { store } = await setUp(dialect);
+    await store.db.insertInto('settings').values([{ key: 'sync.site_id', value: 'site-1' }, { key: 'sync.incarnation', value: 'inc-1' }]).execute();
+    await store.db.insertInto('templates').values({ id: 't1', org_id: 'org', name: 'T', function_type: 'redirect', payload_json: '{}', created_at: iso, updated_at: iso }).execute();
+    expect((await outbox(store)).map((r) => [r.entity_id, r.writer, r.seq > 0])).toEqual([['t1', 'site-1/inc-1', true]]);
+  });
+
   run('compaction drops superseded rows older than the retention and keeps what rebuilds the same state', async () => {
     const { store, clock } = await setUp(dialect);
     await store.transaction((tx) => addNode(tx, 'n1', 'AAAAAAAB'));
