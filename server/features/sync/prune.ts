@@ -92,6 +92,8 @@ export class SyncPruner {
       if (step === null) break;
       dropped += step.dropped;
       if (step.done) break;
+      // Let requests through between chunks (on SQLite a chunk holds the event loop while it runs).
+      await new Promise((resolve) => setImmediate(resolve));
     }
     await this.store.transaction((tx) => this.rows.pruneUnapplied(tx, cutoff));
     return dropped;
