@@ -11,33 +11,21 @@ import { mountConsole } from './http/console.ts';
 import { createMetrics, mountMetrics } from './http/metrics.ts';
 import { RateLimiter } from './http/rateLimit.ts';
 import type { AnyRouteSpec } from './http/route.ts';
-import { type Clock, isoAt } from './platform/clock.ts';
+import type { Clock } from './platform/clock.ts';
+import { LegacyOutbox } from './platform/legacyOutbox.ts';
 import { Outbox } from './platform/outbox.ts';
 import { defaultSecretStore, type SecretStore } from './platform/secrets.ts';
-import { BatchGenerator } from './features/batches/generator.ts';
-import { BatchesRepo } from './features/batches/repo.ts';
-import { batchRoutes } from './features/batches/routes.ts';
-import { BatchService } from './features/batches/service.ts';
+import { batchRoutes } from './features/batches/index.ts';
 import { KeysRepo } from './features/keys/repo.ts';
 import { keyRoutes } from './features/keys/routes.ts';
 import { KeyService } from './features/keys/service.ts';
-import { NodesRepo } from './features/nodes/repo.ts';
-import { defaultResourcesDir } from './features/printing/layouts.ts';
-import { printingRoutes } from './features/printing/routes.ts';
-import { PrintersRepo } from './features/printing/repo.ts';
-import { PrintService, loadPrintResources } from './features/printing/service.ts';
-import { nodeRoutes } from './features/nodes/routes.ts';
-import { NodeService } from './features/nodes/service.ts';
-import { RulesRepo } from './features/rules/repo.ts';
-import { ruleRoutes } from './features/rules/routes.ts';
-import { RuleService } from './features/rules/service.ts';
-import { SlugAllocator } from './features/slugs/allocator.ts';
+import { nodeRoutes } from './features/nodes/index.ts';
+import { printingRoutes } from './features/printing/index.ts';
+import { ruleRoutes } from './features/rules/index.ts';
 import { instanceRoutes } from './features/instance/routes.ts';
 import { createSync } from './features/sync/index.ts';
 import { syncRoutes } from './features/sync/routes.ts';
-import { TemplatesRepo } from './features/templates/repo.ts';
-import { templateRoutes } from './features/templates/routes.ts';
-import { TemplateService } from './features/templates/service.ts';
+import { templateRoutes } from './features/templates/index.ts';
 import { createScanHandler } from './features/scans/handler.ts';
 import { ScanAnalytics } from './features/scans/analytics.ts';
 import { scanRoutes } from './features/scans/routes.ts';
@@ -48,10 +36,9 @@ import { WebhooksRepo } from './features/webhooks/repo.ts';
 import { webhookRoutes } from './features/webhooks/routes.ts';
 import { WebhookSender } from './features/webhooks/sender.ts';
 import { WebhookService } from './features/webhooks/service.ts';
-import type { NfcDevice } from './features/nfc/bridge.ts';
-import { NfcRepo } from './features/nfc/repo.ts';
-import { nfcRoutes } from './features/nfc/routes.ts';
-import { NfcService } from './features/nfc/service.ts';
+import { subscriptionCheck } from './features/webhooks/subscriptions.ts';
+import { type NfcDevice, nfcRoutes } from './features/nfc/index.ts';
+import { createNodeServices } from './nodeServices.ts';
 
 export interface Logger {
   info(message: string): void;
@@ -114,11 +101,12 @@ async function createServices(
   config: AppConfig,
   logger: Logger,
   nfcDevice: NfcDevice | null = null,
-  resourcesDir = defaultResourcesDir(),
+  resourcesDir?: string,
   secrets: SecretStore = defaultSecretStore(config.dataDir),
 ) {
+  // Webhooks and the scan path still run on the SQLite connection (issue 19).
   const db = legacyConnection(store);
-  const outbox = new Outbox(db, clock);
+  const outbox = new Outbox({ store, clock, subscribed: subscriptionCheck(store.dialect) });
   // Sync (pairing, slug leases) comes first: it decides where slugs come from.
   const sync = await createSync({
     store,
@@ -129,34 +117,24 @@ async function createServices(
     databaseFile: db.name,
     secrets,
     config: config.sync,
-    legacy: db,
   });
-  const nodesRepo = new NodesRepo(db);
-  const templatesRepo = new TemplatesRepo(db);
-  const batchesRepo = new BatchesRepo(db);
-  const keysRepo = new KeysRepo();
-  const slugs = new SlugAllocator(db, clock, sync.slugSource, sync.legacy.blockTaken);
-  const scanUrl = (slug: string) => `${config.scanBase}/v/${slug}`;
-
-  const nodes = new NodeService({ db, clock, outbox, nodes: nodesRepo, templates: templatesRepo, slugs, scanUrl });
-  const templates = new TemplateService({ db, clock, outbox, templates: templatesRepo, nodes: nodesRepo, nodeService: nodes });
-  const rules = new RuleService({ db, clock, rules: new RulesRepo(db), nodeService: nodes });
-  const batches = new BatchService({
-    db,
+  const keys = new KeyService(store, new KeysRepo(), clock);
+  const { slugs, nodes, templates, rules, batches, generator, print, nfc } = createNodeServices({
+    store,
     clock,
     outbox,
-    batches: batchesRepo,
-    nodes: nodesRepo,
-    templates: templatesRepo,
-    nodeService: nodes,
+    scanBase: config.scanBase,
     apiBase: `${config.publicUrl}/v1`,
-    assertCanMint: sync.legacy.assertCanMint,
+    resourcesDir,
+    nfcDevice,
+    slugSource: sync.slugSource,
+    blockTaken: sync.blockTaken,
+    assertCanMint: (count, db) => sync.assertCanMint(count, db),
   });
-  const keys = new KeyService(store, keysRepo, clock);
-  const generator = new BatchGenerator(batches, batchesRepo);
-  const print = new PrintService({ clock, batches, nodes, printers: new PrintersRepo(db), ...loadPrintResources(resourcesDir) });
   const privateList = createPrivateAddressList();
-  const webhooks = new WebhookService({ repo: new WebhooksRepo(db), outbox, clock, settings: config.webhooks, privateList });
+  // BRIDGE until webhooks is on the store: its synchronous transactions record events through this.
+  const legacyOutbox = new LegacyOutbox(db, clock, () => outbox.notifyRecorded());
+  const webhooks = new WebhookService({ repo: new WebhooksRepo(db), outbox: legacyOutbox, clock, settings: config.webhooks, privateList });
   const webhookSender = new WebhookSender({
     timeoutMs: config.webhooks.timeoutMs,
     publicOnly: config.webhooks.publicOnly,
@@ -173,38 +151,21 @@ async function createServices(
     logger,
     enabled: () => sync.site.slugSource() === 'standalone',
   });
-  const nfc = new NfcService({
-    clock,
-    outbox,
-    repo: new NfcRepo(db),
-    nodes: nodesRepo,
-    nodeService: nodes,
-    batchService: batches,
-    scanUrl,
-    device: nfcDevice,
-  });
   const analytics = new ScanAnalytics(db, clock);
-  // Webhooks across sites (docs/sync.md): the remote emits the events for what sites push.
-  // The outbox, nodes and batches still write on the SQLite connection the push's transaction
-  // holds (synchronous better-sqlite3 calls join it).
+  // Webhooks across sites (docs/sync.md): the remote emits the events for what sites push, in
+  // the push's transaction.
   sync.remoteChanges.events = {
-    applied: async (_tx, orgId, change, effect) => {
-      if (change.entity === 'node') {
-        const node = effect === 'deleted' ? undefined : nodesRepo.get(change.entity_id);
-        if (effect === 'deleted') outbox.record(orgId, 'node.deleted', { id: change.entity_id, slug: change.fields.slug, deleted_at: isoAt(clock) });
-        else if (node) outbox.record(orgId, effect === 'created' ? 'node.created' : 'node.updated', nodes.toApi(node));
-      } else if (change.entity === 'batch' && effect === 'created') {
-        const batch = batchesRepo.get(orgId, change.entity_id);
-        if (batch) outbox.record(orgId, 'batch.completed', batches.toApi(batch));
-      }
+    applied: async (tx, orgId, change, effect) => {
+      await nodes.remoteChangeApplied(tx, orgId, change, effect);
+      await batches.remoteChangeApplied(tx, orgId, change, effect);
     },
-    scanned: async (_tx, orgId, scans) => {
+    scanned: async (tx, orgId, scans) => {
       // As for local scans (scans/writer.ts): no event that no endpoint could ever receive.
-      if (!outbox.subscribed(orgId, 'node.scanned')) return;
+      if (!(await outbox.subscribed(tx, orgId, 'node.scanned'))) return;
       for (const s of scans) {
         if (s.is_bot) continue;
-        const slug = nodesRepo.get(s.node_id)?.slug;
-        outbox.record(orgId, 'node.scanned', {
+        const slug = (await nodes.byId(tx, s.node_id))?.slug;
+        await outbox.record(tx, orgId, 'node.scanned', {
           scan_id: s.local,
           node: { id: s.node_id, slug },
           timestamp: new Date(s.ts).toISOString(),

@@ -37,6 +37,9 @@ export interface Batches {
   function_type: string;
   id: string;
   label: string;
+  /** The process generating the batch (migration 064), until lease_until. */
+  lease_owner: string | null;
+  lease_until: string | null;
   nodes_generated: Generated<number>;
   org_id: string;
   prefix: string;

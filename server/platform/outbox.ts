@@ -1,6 +1,7 @@
-import type { Database } from 'better-sqlite3';
+import type { Executor, Store } from '../db/store.ts';
 import type { Clock } from './clock.ts';
 import { newId } from './ids.ts';
+import { OutboxRepo } from './outboxRepo.ts';
 
 export interface OutboxEvent {
   seq: number;
@@ -15,42 +16,54 @@ export interface OutboxEvent {
  * Whether some endpoint of the organization, active or not, subscribes to `type`. Events that
  * no endpoint subscribes to could never be delivered (an endpoint receives only events recorded
  * after its creation), so high-volume writers (`node.scanned`) skip them (docs/decisions.md).
+ * The webhooks feature answers it (it owns the endpoints table).
  */
-export function subscriptionCheck(db: Database): (orgId: string, type: string) => boolean {
-  const exists = db
-    .prepare('SELECT EXISTS (SELECT 1 FROM webhooks w, json_each(w.events_json) e WHERE w.org_id = ? AND e.value = ?)')
-    .pluck();
-  return (orgId, type) => exists.get(orgId, type) === 1;
+export type SubscriptionCheck = (db: Executor, orgId: string, type: string) => Promise<boolean>;
+
+export interface OutboxDeps {
+  store: Store;
+  clock: Clock;
+  subscribed: SubscriptionCheck;
+  repo?: OutboxRepo;
 }
 
 /**
- * Appends an event to the durable outbox. Call it inside the transaction that makes the change,
- * so the event exists if and only if the change committed. The id is the webhook-id.
+ * The durable event outbox. Record an event inside the transaction that makes the change, so the
+ * event exists if and only if the change committed. The id is the webhook-id.
  */
 export class Outbox {
-  private readonly insert;
   private readonly listeners = new Set<() => void>();
-  /** See subscriptionCheck. */
-  readonly subscribed: (orgId: string, type: string) => boolean;
-
-  private readonly db: Database;
+  /** Transactions whose commit already tells the listeners (once per transaction is enough). */
+  private readonly pending = new WeakSet<Executor>();
+  private readonly store: Store;
   private readonly clock: Clock;
+  private readonly repo: OutboxRepo;
+  private readonly check: SubscriptionCheck;
 
-  constructor(db: Database, clock: Clock) {
-    this.db = db;
-    this.clock = clock;
-    this.insert = db.prepare(
-      'INSERT INTO outbox_events (id, org_id, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)',
-    );
-    this.subscribed = subscriptionCheck(db);
+  constructor(deps: OutboxDeps) {
+    this.store = deps.store;
+    this.clock = deps.clock;
+    this.check = deps.subscribed;
+    this.repo = deps.repo ?? new OutboxRepo();
   }
 
-  record(orgId: string, type: string, data: unknown): string {
+  async record(tx: Executor, orgId: string, type: string, data: unknown): Promise<string> {
     const id = `evt_${newId().replaceAll('-', '')}`;
-    this.insert.run(id, orgId, type, JSON.stringify(data), new Date(this.clock.now()).toISOString());
-    // Listeners (e.g. the webhook dispatcher) are told after the current transaction ends.
-    if (this.listeners.size > 0) queueMicrotask(() => this.listeners.forEach((l) => l()));
+    await this.repo.insert(tx, { id, org_id: orgId, type, data_json: JSON.stringify(data), created_at: new Date(this.clock.now()).toISOString() });
+    // Listeners (e.g. the webhook dispatcher) look for new events only once the row is visible.
+    if (!this.pending.has(tx)) {
+      this.pending.add(tx);
+      this.store.afterCommit(tx, () => {
+        this.pending.delete(tx);
+        this.notifyRecorded();
+      });
+    }
     return id;
+  }
+
+  /** See SubscriptionCheck. */
+  subscribed(db: Executor, orgId: string, type: string): Promise<boolean> {
+    return this.check(db, orgId, type);
   }
 
   /**
@@ -61,17 +74,15 @@ export class Outbox {
     if (this.listeners.size > 0) queueMicrotask(() => this.listeners.forEach((l) => l()));
   }
 
-  /** Called (asynchronously) whenever an event was recorded: wake-up for delivery workers. */
+  /** Called (asynchronously) whenever events were committed: wake-up for delivery workers. */
   onRecorded(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
   }
 
   /** Events after `afterSeq`, oldest first. */
-  readAfter(afterSeq: number, limit = 500): OutboxEvent[] {
-    const rows = this.db
-      .prepare('SELECT seq, id, org_id, type, data_json, created_at FROM outbox_events WHERE seq > ? ORDER BY seq LIMIT ?')
-      .all(afterSeq, limit) as Array<Omit<OutboxEvent, 'data'> & { data_json: string }>;
-    return rows.map(({ data_json, ...row }) => ({ ...row, data: JSON.parse(data_json) }));
+  async readAfter(db: Executor, afterSeq: number, limit = 500): Promise<OutboxEvent[]> {
+    const rows = await this.repo.after(db, afterSeq, limit);
+    return rows.map(({ data_json, ...row }) => ({ ...row, data: JSON.parse(data_json) as unknown }));
   }
 }

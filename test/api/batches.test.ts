@@ -158,8 +158,8 @@ describe('batches', () => {
     const resume = await hold();
     const b = await createBatch({ prefix: 'RTY', quantity: 120, base_payload: { url: 'https://example.com/r' } });
     // Generate one chunk, then fail the batch as a generation error would.
-    server.running.app.services.batches.generateChunk(b.id, 50);
-    server.running.app.services.batches.fail(b.id, 'disk full');
+    await server.running.app.services.batches.generateChunk(b.id, 50);
+    await server.running.app.services.batches.fail(b.id, 'disk full');
     const failed = (await server.api('GET', `/batches/${b.id}`)).body.data;
     expect(failed).toMatchObject({ status: 'failed', failure_reason: 'disk full', nodes_generated: 50, manifest_url: null });
     expectError(await server.api('GET', `/batches/${b.id}/manifest`), 409);

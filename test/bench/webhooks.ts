@@ -43,12 +43,12 @@ async function waymark(endpoints: number): Promise<number> {
   const server = await startTestServer();
   const receivers = await Promise.all(Array.from({ length: endpoints }, () => new Receiver().listen()));
   for (const r of receivers) server.running.app.services.webhooks.create(server.orgId, { url: r.url, events: ['node.scanned'] });
-  const { db } = server.running;
+  const { store } = server.running;
   const { outbox } = server.running.app.services;
   const started = performance.now();
-  db.transaction(() => {
-    for (let i = 0; i < events; i++) outbox.record(server.orgId, 'node.scanned', { ...JSON.parse(sample).data, scan_id: `scan-${i}` });
-  })();
+  await store.transaction(async (tx) => {
+    for (let i = 0; i < events; i++) await outbox.record(tx, server.orgId, 'node.scanned', { ...JSON.parse(sample).data, scan_id: `scan-${i}` });
+  });
   await Promise.all(receivers.map((r) => r.waitFor((x) => x.requests.length >= events, 600_000, 'all deliveries')));
   const ms = performance.now() - started;
   await server.close();

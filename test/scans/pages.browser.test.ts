@@ -50,13 +50,13 @@ describe.skipIf(!hasChromium)('scan pages in Chromium', () => {
 
   it('every page type renders under its CSP without horizontal scrolling', async () => {
     const long = 'A-very-long-unbroken-word-that-should-wrap-instead-of-scrolling-sideways-on-a-phone';
-    const nodes = [
+    const nodes = await Promise.all([
       create('vcard', { first_name: long, email: 'someone.with.a.long.address@example.com', phone: '+33 6 12 34 56 78' }),
       create('wifi', { ssid: long.slice(0, 32), password: 'correct horse battery staple', security: 'WPA2' }),
       create('microsite', { title: long, body: `${long} ${long}`, theme_color: '#AA3355', links: [{ label: long, url: 'https://example.com' }] }),
       create('digital_card', { name: long, bio: long, email: 'a@example.com' }),
       create('action', { action_type: 'sms', phone: '+1 555 0100', message: long }),
-    ];
+    ]);
     for (const node of nodes) {
       const { context, problems, response, overflow } = await open(node.slug);
       expect(response?.status()).toBe(200);
@@ -64,8 +64,8 @@ describe.skipIf(!hasChromium)('scan pages in Chromium', () => {
       expect(overflow).toBeLessThanOrEqual(0);
       await context.close();
     }
-    const paused = create('redirect', { url: 'https://example.com' });
-    server.running.app.services.nodes.update(server.orgId, paused.slug, { status: 'paused' } as never);
+    const paused = await create('redirect', { url: 'https://example.com' });
+    await server.running.app.services.nodes.update(server.orgId, paused.slug, { status: 'paused' } as never);
     const p = await open(paused.slug);
     expect(p.response?.status()).toBe(503);
     expect(p.problems).toEqual([]);
@@ -74,7 +74,7 @@ describe.skipIf(!hasChromium)('scan pages in Chromium', () => {
 
   it('the Wi-Fi page has a working Copy button and a QR code phones can join from', async () => {
     const payload = { ssid: 'Café;Guest', password: 'pa:ss,wo"rd\\1', security: 'WPA2' };
-    const node = create('wifi', payload);
+    const node = await create('wifi', payload);
     const { context, page, problems } = await open(node.slug);
     const copy = page.getByRole('button', { name: 'Copy' });
     expect(await copy.isVisible()).toBe(true); // shown by the hashed script: it ran

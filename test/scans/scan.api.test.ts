@@ -80,7 +80,7 @@ afterAll(async () => {
 
 describe('function types', () => {
   it('redirect: 302 with Cache-Control: no-store, recorded before the answer', async () => {
-    const node = createNode('redirect', { url: 'https://example.com/landing?a=1' });
+    const node = await createNode('redirect', { url: 'https://example.com/landing?a=1' });
     const res = await scan(`/v/${node.slug}`);
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('https://example.com/landing?a=1');
@@ -105,7 +105,7 @@ describe('function types', () => {
       website: 'https://example.com',
       job_title: 'Field technician',
     };
-    const node = createNode('vcard', payload);
+    const node = await createNode('vcard', payload);
     const page = await scan(`/v/${node.slug}`);
     expect(page.status).toBe(200);
     expect(page.headers.get('content-type')).toBe('text/html; charset=utf-8');
@@ -133,7 +133,7 @@ describe('function types', () => {
   });
 
   it('wifi: SSID, copyable password and an inline WIFI: QR code', async () => {
-    const node = createNode('wifi', { ssid: 'Café <Guest>', password: 'pa:ss;wo,rd"1', security: 'WPA2' });
+    const node = await createNode('wifi', { ssid: 'Café <Guest>', password: 'pa:ss;wo,rd"1', security: 'WPA2' });
     const page = await scan(`/v/${node.slug}`);
     expect(page.status).toBe(200);
     expect(page.text).toContain('Café &lt;Guest&gt;');
@@ -145,7 +145,7 @@ describe('function types', () => {
   });
 
   it('microsite and digital_card: escaped server-rendered pages', async () => {
-    const site = createNode('microsite', {
+    const site = await createNode('microsite', {
       title: 'Open day </title><script>alert(1)</script>',
       body: 'Line 1\nLine 2 & more',
       theme_color: '#0F7B5F',
@@ -158,7 +158,7 @@ describe('function types', () => {
     expect(s.text).toContain('Programme &quot;2026&quot;');
     expect(s.text).toContain('--accent:#0F7B5F');
 
-    const card = createNode('digital_card', { name: 'Amira <i>Haddad</i>', email: 'amira@example.com', phone: '+44 20 7946 0000', bio: 'Hi' });
+    const card = await createNode('digital_card', { name: 'Amira <i>Haddad</i>', email: 'amira@example.com', phone: '+44 20 7946 0000', bio: 'Hi' });
     const c = await scan(`/v/${card.slug}`);
     expect(c.status).toBe(200);
     expect(c.text).toContain('Amira &lt;i&gt;Haddad&lt;/i&gt;');
@@ -167,24 +167,24 @@ describe('function types', () => {
   });
 
   it('action: WhatsApp and Telegram redirect, SMS/call/email pages open the app', async () => {
-    const wa = createNode('action', { action_type: 'whatsapp', phone: '+1 (555) 010-0199', message: 'Room 12 & 13?' });
+    const wa = await createNode('action', { action_type: 'whatsapp', phone: '+1 (555) 010-0199', message: 'Room 12 & 13?' });
     const r1 = await scan(`/v/${wa.slug}`);
     expect(r1.status).toBe(302);
     expect(r1.headers.get('location')).toBe('https://wa.me/15550100199?text=Room%2012%20%26%2013%3F');
     expect(r1.headers.get('cache-control')).toBe('no-store');
 
-    const tg = createNode('action', { action_type: 'telegram', phone: '+44 20 7946 0000' });
+    const tg = await createNode('action', { action_type: 'telegram', phone: '+44 20 7946 0000' });
     expect((await scan(`/v/${tg.slug}`)).headers.get('location')).toBe('https://t.me/+442079460000');
 
-    const sms = createNode('action', { action_type: 'sms', phone: '+1 555 0100', message: 'Clean <room>' });
+    const sms = await createNode('action', { action_type: 'sms', phone: '+1 555 0100', message: 'Clean <room>' });
     const r3 = await scan(`/v/${sms.slug}`);
     expect(r3.status).toBe(200);
     expect(r3.text).toContain('href="sms:+15550100?&amp;body=Clean%20%3Croom%3E"');
     expect(r3.text).toContain('Clean &lt;room&gt;');
 
-    const call = createNode('action', { action_type: 'call', phone: '+1 555 0100' });
+    const call = await createNode('action', { action_type: 'call', phone: '+1 555 0100' });
     expect((await scan(`/v/${call.slug}`)).text).toContain('href="tel:+15550100"');
-    const mail = createNode('action', { action_type: 'email', email: 'desk@example.com', message: 'Hello' });
+    const mail = await createNode('action', { action_type: 'email', email: 'desk@example.com', message: 'Hello' });
     expect((await scan(`/v/${mail.slug}`)).text).toContain('href="mailto:desk@example.com?body=Hello"');
   });
 });
@@ -192,13 +192,13 @@ describe('function types', () => {
 describe('node status and unknown slugs', () => {
   it('paused 503, retired 410, deleted 410, draft 404 "not active yet", unknown 404', async () => {
     const url = { url: 'https://example.com' };
-    const paused = createNode('redirect', url);
-    services().nodes.update(server.orgId, paused.slug, { status: 'paused' } as never);
-    const retired = createNode('redirect', url);
-    services().nodes.update(server.orgId, retired.slug, { status: 'retired' } as never);
-    const deleted = createNode('redirect', url);
-    services().nodes.remove(server.orgId, deleted.slug);
-    const draft = services().nodes.create(server.orgId, { label: 'Draft', function_type: 'redirect', payload: url, status: 'draft' } as never);
+    const paused = await createNode('redirect', url);
+    await services().nodes.update(server.orgId, paused.slug, { status: 'paused' } as never);
+    const retired = await createNode('redirect', url);
+    await services().nodes.update(server.orgId, retired.slug, { status: 'retired' } as never);
+    const deleted = await createNode('redirect', url);
+    await services().nodes.remove(server.orgId, deleted.slug);
+    const draft = await services().nodes.create(server.orgId, { label: 'Draft', function_type: 'redirect', payload: url, status: 'draft' } as never);
 
     const p = await scan(`/v/${paused.slug}`);
     expect(p.status).toBe(503);
@@ -225,11 +225,11 @@ describe('node status and unknown slugs', () => {
   });
 
   it('deleting a node deletes its scans and roll-ups; its slug then answers 410', async () => {
-    const node = createNode('redirect', { url: 'https://example.com/gone' });
+    const node = await createNode('redirect', { url: 'https://example.com/gone' });
     await scan(`/v/${node.slug}`);
     expect((await server.api('GET', `/nodes/${node.slug}/analytics`)).body.data.totals.scans).toBe(1); // folds roll-ups
     expect(db().prepare('SELECT count(*) FROM scan_rollups WHERE node_id = ?').pluck().get(node.id)).toBeGreaterThan(0);
-    services().nodes.remove(server.orgId, node.slug);
+    await services().nodes.remove(server.orgId, node.slug);
     for (const table of ['scan_events', 'scan_rollups', 'scan_visitor_hours', 'scan_visitor_days']) {
       expect(db().prepare(`SELECT count(*) FROM ${table} WHERE node_id = ?`).pluck().get(node.id)).toBe(0);
     }
@@ -237,13 +237,13 @@ describe('node status and unknown slugs', () => {
   });
 
   it('an unconfigured batch node (empty payload) is "not active yet"', async () => {
-    const node = createNode('redirect', { url: 'https://example.com' });
+    const node = await createNode('redirect', { url: 'https://example.com' });
     db().prepare("UPDATE nodes SET payload_json = '{}' WHERE id = ?").run(node.id);
     expect((await scan(`/v/${node.slug}`)).status).toBe(404);
   });
 
   it('matches scheme, /v/ and slug case-insensitively, with Crockford aliases', async () => {
-    const node = createNode('redirect', { url: 'https://example.com/case' });
+    const node = await createNode('redirect', { url: 'https://example.com/case' });
     const messy = node.slug.toLowerCase().replace(/0/g, 'o').replace(/1/g, 'l');
     const res = await scan(`/V/${messy}`);
     expect(res.status).toBe(302);
@@ -251,29 +251,29 @@ describe('node status and unknown slugs', () => {
   });
 
   it('serves the new payload right after a change (cache invalidation)', async () => {
-    const node = createNode('redirect', { url: 'https://example.com/old' });
+    const node = await createNode('redirect', { url: 'https://example.com/old' });
     expect((await scan(`/v/${node.slug}`)).headers.get('location')).toBe('https://example.com/old');
-    services().nodes.update(server.orgId, node.slug, { payload: { url: 'https://example.com/new' } } as never);
+    await services().nodes.update(server.orgId, node.slug, { payload: { url: 'https://example.com/new' } } as never);
     expect((await scan(`/v/${node.slug}`)).headers.get('location')).toBe('https://example.com/new');
-    const rule = services().rules.create(server.orgId, node.slug, {
+    const rule = await services().rules.create(server.orgId, node.slug, {
       rule_type: 'geo_based',
       conditions: { countries: ['FR'] },
       function_type: 'redirect',
       payload: { url: 'https://example.com/fr' },
     } as never);
     expect((await scan(`/v/${node.slug}`, { country: 'FR' })).headers.get('location')).toBe('https://example.com/fr');
-    services().rules.remove(server.orgId, node.slug, rule.id);
+    await services().rules.remove(server.orgId, node.slug, rule.id);
     expect((await scan(`/v/${node.slug}`, { country: 'FR' })).headers.get('location')).toBe('https://example.com/new');
   });
 });
 
 describe('what is recorded', () => {
   it('HEAD answers like GET but is not a scan', async () => {
-    const node = createNode('redirect', { url: 'https://example.com/head' });
+    const node = await createNode('redirect', { url: 'https://example.com/head' });
     const res = await scan(`/v/${node.slug}`, { method: 'HEAD' });
     expect(res.status).toBe(302);
     expect(res.headers.get('location')).toBe('https://example.com/head');
-    const page = createNode('vcard', { first_name: 'Head' });
+    const page = await createNode('vcard', { first_name: 'Head' });
     const res2 = await scan(`/v/${page.slug}`, { method: 'HEAD' });
     expect(res2.status).toBe(200);
     expect(res2.text).toBe('');
@@ -284,7 +284,7 @@ describe('what is recorded', () => {
   });
 
   it('bots and link previewers get the answer, are recorded with the flag, but not counted', async () => {
-    const node = createNode('redirect', { url: 'https://example.com/bot' });
+    const node = await createNode('redirect', { url: 'https://example.com/bot' });
     const res = await scan(`/v/${node.slug}`, { ua: SLACK });
     expect(res.status).toBe(302);
     const rows = scanRows(node.id);
@@ -296,7 +296,7 @@ describe('what is recorded', () => {
   });
 
   it('records device, OS, browser, country, source; never the raw IP', async () => {
-    const node = createNode('redirect', { url: 'https://example.com/rec' });
+    const node = await createNode('redirect', { url: 'https://example.com/rec' });
     await scan(`/v/${node.slug}?nfc`, { ua: ANDROID, ip: '203.0.113.77', country: 'BE' });
     await scan(`/v/${node.slug}`, { ua: WINDOWS, ip: '81.2.69.142' }); // no CF header: offline table (GB)
     await scan(`/v/${node.slug}`, { ua: IPHONE, ip: '2a01:e0a:1f2:3::77' }); // IPv6: offline IPv6 table (FR)
@@ -311,7 +311,7 @@ describe('what is recorded', () => {
   });
 
   it('keeps one visitor key all UTC day and a new one (new salt) from midnight UTC', async () => {
-    const node = createNode('redirect', { url: 'https://example.com/day' });
+    const node = await createNode('redirect', { url: 'https://example.com/day' });
     const saltDay = () => db().prepare('SELECT day FROM scan_salt WHERE id = 1').pluck().get();
     const start = clock.now();
     try {
@@ -332,13 +332,13 @@ describe('what is recorded', () => {
 
 describe('rules at scan time', () => {
   it('time, geo, device and split rules choose what is served, in priority order', async () => {
-    const node = createNode('redirect', { url: 'https://example.com/default' });
+    const node = await createNode('redirect', { url: 'https://example.com/default' });
     const add = (rule_type: string, conditions: unknown, url: string, priority: number) =>
       services().rules.create(server.orgId, node.slug, { rule_type, conditions, function_type: 'redirect', payload: { url }, priority } as never);
-    add('time_based', { timezone: 'Europe/Paris', windows: [{ days: [6, 7], start_time: '00:00', end_time: '00:00' }] }, 'https://example.com/weekend', 0);
-    add('geo_based', { countries: ['JP'] }, 'https://example.com/jp', 1);
-    add('device_based', { devices: ['desktop'] }, 'https://example.com/desktop', 2);
-    const vcardRule = services().rules.create(server.orgId, node.slug, {
+    await add('time_based', { timezone: 'Europe/Paris', windows: [{ days: [6, 7], start_time: '00:00', end_time: '00:00' }] }, 'https://example.com/weekend', 0);
+    await add('geo_based', { countries: ['JP'] }, 'https://example.com/jp', 1);
+    await add('device_based', { devices: ['desktop'] }, 'https://example.com/desktop', 2);
+    const vcardRule = await services().rules.create(server.orgId, node.slug, {
       rule_type: 'device_based',
       conditions: { os: ['android'] },
       function_type: 'vcard',
@@ -362,8 +362,8 @@ describe('rules at scan time', () => {
   });
 
   it('a split gives one visitor one variant, and shares over many visitors', async () => {
-    const node = createNode('redirect', { url: 'https://example.com/a' });
-    services().rules.create(server.orgId, node.slug, {
+    const node = await createNode('redirect', { url: 'https://example.com/a' });
+    await services().rules.create(server.orgId, node.slug, {
       rule_type: 'traffic_split',
       conditions: { weight: 30 },
       function_type: 'redirect',
@@ -387,8 +387,8 @@ describe('rules at scan time', () => {
 
 describe('analytics', () => {
   it('counts known scans: totals, unique visitors, series, breakdowns, org-wide, list and CSV', async () => {
-    const node = createNode('redirect', { url: 'https://example.com/an' }, 'Analytics node');
-    const other = createNode('redirect', { url: 'https://example.com/other' }, 'Other node');
+    const node = await createNode('redirect', { url: 'https://example.com/an' }, 'Analytics node');
+    const other = await createNode('redirect', { url: 'https://example.com/other' }, 'Other node');
     // Day 1 (2026-12-01): 3 scans by visitor A (iPhone), 2 by B (Android, NFC), 1 bot
     clock.set('2026-12-01T09:10:00.000Z');
     for (let i = 0; i < 3; i++) await scan(`/v/${node.slug}`, { ua: IPHONE, ip: '198.51.100.1', country: 'FR' });
@@ -450,7 +450,7 @@ describe('analytics', () => {
 
   it('exports thousands of scans as CSV a page at a time, and a client leaving mid-export costs nothing', async () => {
     clock.advance(3_600_000); // a fresh rate-limit window for this test's requests
-    const node = createNode('redirect', { url: 'https://example.com' });
+    const node = await createNode('redirect', { url: 'https://example.com' });
     // pairs of scans share a time
     recordStraight(node, 2600, (i) => Date.parse('2026-10-01T00:00:00.000Z') + Math.floor(i / 2) * 1000);
     const csv = await server.api('GET', `/nodes/${node.slug}/scans?format=csv`);
@@ -478,7 +478,7 @@ describe('analytics', () => {
 
   it('a query behind a large unfolded backlog folds it in chunks: the server answers meanwhile', async () => {
     clock.advance(3_600_000);
-    const node = createNode('redirect', { url: 'https://example.com' });
+    const node = await createNode('redirect', { url: 'https://example.com' });
     recordStraight(node, 20_000, (i) => Date.parse('2026-10-02T00:00:00.000Z') + i * 1000);
     const done: string[] = [];
     const query = server.api('GET', `/nodes/${node.slug}/analytics?from=2026-10-01&to=2026-10-03`).then((r) => {
@@ -496,7 +496,7 @@ describe('analytics', () => {
   });
 
   it('rejects bad queries with 422 and unknown nodes with 404', async () => {
-    const node = createNode('redirect', { url: 'https://example.com' });
+    const node = await createNode('redirect', { url: 'https://example.com' });
     const bad = await server.api('GET', `/nodes/${node.slug}/analytics?interval=month`);
     expect(bad.status).toBe(422);
     expect(bad.body.details.interval).toBeTruthy();
@@ -514,7 +514,7 @@ describe('QR codes', () => {
   const zbar = spawnSync('zbarimg', ['--version']).status === 0;
 
   it('SVG and PNG of the upper-case scan URL', async () => {
-    const node = createNode('redirect', { url: 'https://example.com' });
+    const node = await createNode('redirect', { url: 'https://example.com' });
     const svg = await server.api('GET', `/nodes/${node.slug}/qr?format=svg&ecc=H&margin=2`);
     expect(svg.status).toBe(200);
     expect(svg.headers.get('content-type')).toContain('image/svg+xml');

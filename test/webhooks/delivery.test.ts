@@ -258,10 +258,10 @@ describe('webhook delivery (real receivers on loopback)', () => {
     // not on this branch yet, so the test records the event the same way.
     const r = await receiver();
     const { secret } = await hook(r.url, ['node.scanned']);
-    const { db } = server.running;
+    const { store } = server.running;
     const { outbox } = server.running.app.services;
     const started = performance.now();
-    db.transaction(() => outbox.record(server.orgId, 'node.scanned', scanData('scan-1', 0)))();
+    await store.transaction((tx) => outbox.record(tx, server.orgId, 'node.scanned', scanData('scan-1', 0)));
     await r.waitFor((x) => x.accepted.length >= 1, 5000, 'node.scanned');
     expect(r.accepted[0]!.at - started).toBeLessThan(1000);
     expect(verified(secret, r.accepted[0]!)).toMatchObject({ type: 'node.scanned', data: { scan_id: 'scan-1' } });
@@ -270,17 +270,17 @@ describe('webhook delivery (real receivers on loopback)', () => {
   it('5,000 node.scanned events in a burst give 5,000 deliveries with 5,000 distinct ids, in order', { timeout: 180_000 }, async () => {
     const r = await receiver();
     const { id, secret } = await hook(r.url, ['node.scanned']);
-    const { db } = server.running;
+    const { store } = server.running;
     const { outbox } = server.running.app.services;
     const eventIds: string[] = [];
     // Recorded the way the scans feature does it (outbox.record), in bursts of 500 per transaction.
     for (let chunk = 0; chunk < 10; chunk++) {
-      db.transaction(() => {
+      await store.transaction(async (tx) => {
         for (let i = 0; i < 500; i++) {
           const n = chunk * 500 + i;
-          eventIds.push(outbox.record(server.orgId, 'node.scanned', scanData(`scan-${n}`, n)));
+          eventIds.push(await outbox.record(tx, server.orgId, 'node.scanned', scanData(`scan-${n}`, n)));
         }
-      })();
+      });
     }
     await r.waitFor((x) => x.accepted.length >= 5000, 170_000, '5,000 deliveries');
     expect(r.requests.length).toBe(5000);

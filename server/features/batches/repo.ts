@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Dialect, Executor } from '../../db/store.ts';
 import type { BatchStatus, FunctionType } from '../../schemas/common.ts';
 
 export interface BatchRow {
@@ -18,88 +18,165 @@ export interface BatchRow {
   updated_at: string;
 }
 
-type Stored = Omit<BatchRow, 'base_payload'> & { base_payload_json: string | null };
+/** Who generates a batch, until when (migration 064). */
+export interface BatchLease {
+  lease_owner: string | null;
+  lease_until: string | null;
+}
 
-const COLUMNS =
-  'id, org_id, label, prefix, quantity, serial_start, function_type, base_payload_json, template_id, status, failure_reason, nodes_generated, created_at, updated_at';
+const COLUMNS = [
+  'id',
+  'org_id',
+  'label',
+  'prefix',
+  'quantity',
+  'serial_start',
+  'function_type',
+  'base_payload_json',
+  'template_id',
+  'status',
+  'failure_reason',
+  'nodes_generated',
+  'created_at',
+  'updated_at',
+] as const;
+
+type Stored = Omit<BatchRow, 'base_payload' | 'function_type' | 'status'> & { function_type: string; status: string; base_payload_json: string | null };
 
 function fromStored({ base_payload_json, ...rest }: Stored): BatchRow {
-  return { ...rest, base_payload: base_payload_json === null ? null : JSON.parse(base_payload_json) };
+  return {
+    ...rest,
+    function_type: rest.function_type as FunctionType,
+    status: rest.status as BatchStatus,
+    base_payload: base_payload_json === null ? null : (JSON.parse(base_payload_json) as Record<string, unknown>),
+  };
 }
 
 export class BatchesRepo {
-  private readonly getStmt;
-  private readonly getAnyStmt;
-  private readonly insertStmt;
-  private readonly updateStmt;
-  private readonly nextSerialStmt;
-  private readonly bumpSerialStmt;
-  private readonly generatingStmt;
-  private readonly writtenStmt;
+  private readonly dialect: Dialect;
 
-  private readonly db: Database;
-
-  constructor(db: Database) {
-    this.db = db;
-    this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM batches WHERE org_id = ? AND id = ?`);
-    this.getAnyStmt = db.prepare(`SELECT ${COLUMNS} FROM batches WHERE id = ?`);
-    this.insertStmt = db.prepare(
-      `INSERT INTO batches (${COLUMNS}) VALUES (@id, @org_id, @label, @prefix, @quantity, @serial_start, @function_type, @base_payload_json, @template_id, @status, @failure_reason, @nodes_generated, @created_at, @updated_at)`,
-    );
-    this.updateStmt = db.prepare(
-      `UPDATE batches SET label = @label, status = @status, failure_reason = @failure_reason,
-         nodes_generated = @nodes_generated, updated_at = @updated_at WHERE id = @id`,
-    );
-    this.nextSerialStmt = db.prepare('SELECT next_number FROM serial_counters WHERE org_id = ? AND prefix = ?').pluck();
-    this.bumpSerialStmt = db.prepare(
-      `INSERT INTO serial_counters (org_id, prefix, next_number) VALUES (@org_id, @prefix, @next)
-       ON CONFLICT (org_id, prefix) DO UPDATE SET next_number = @next`,
-    );
-    this.generatingStmt = db.prepare(`SELECT id FROM batches WHERE status = 'generating' ORDER BY created_at`).pluck();
-    this.writtenStmt = db.prepare('SELECT COUNT(*) FROM nodes WHERE batch_id = ? AND hardware_id IS NOT NULL').pluck();
+  constructor(dialect: Dialect) {
+    this.dialect = dialect;
   }
 
-  get(orgId: string, id: string): BatchRow | undefined {
-    const row = this.getStmt.get(orgId, id) as Stored | undefined;
+  async get(db: Executor, orgId: string, id: string): Promise<BatchRow | undefined> {
+    const row = await db.selectFrom('batches').select(COLUMNS).where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
     return row && fromStored(row);
   }
 
-  getById(id: string): BatchRow | undefined {
-    const row = this.getAnyStmt.get(id) as Stored | undefined;
+  async getById(db: Executor, id: string): Promise<BatchRow | undefined> {
+    const row = await db.selectFrom('batches').select(COLUMNS).where('id', '=', id).executeTakeFirst();
     return row && fromStored(row);
   }
 
-  insert(batch: BatchRow): void {
+  /**
+   * The batch with its lease, its row locked until the transaction ends (PostgreSQL): chunks of
+   * one batch run one after the other whichever processes run them.
+   */
+  async lockForGeneration(db: Executor, id: string): Promise<(BatchRow & BatchLease) | undefined> {
+    const row = await db
+      .selectFrom('batches')
+      .select([...COLUMNS, 'lease_owner', 'lease_until'])
+      .where('id', '=', id)
+      .$if(this.dialect === 'postgres', (qb) => qb.forUpdate())
+      .executeTakeFirst();
+    if (!row) return undefined;
+    const { lease_owner, lease_until, ...batch } = row;
+    return { ...fromStored(batch), lease_owner, lease_until };
+  }
+
+  async insert(db: Executor, batch: BatchRow): Promise<void> {
     const { base_payload, ...rest } = batch;
-    this.insertStmt.run({ ...rest, base_payload_json: base_payload === null ? null : JSON.stringify(base_payload) });
+    await db
+      .insertInto('batches')
+      .values({ ...rest, base_payload_json: base_payload === null ? null : JSON.stringify(base_payload) })
+      .execute();
   }
 
-  update(batch: BatchRow): void {
-    this.updateStmt.run(batch);
+  /** Saves label, status, progress and the lease (null lease: anyone may generate it next). */
+  async update(db: Executor, batch: BatchRow, lease?: BatchLease): Promise<void> {
+    await db
+      .updateTable('batches')
+      .set({
+        label: batch.label,
+        status: batch.status,
+        failure_reason: batch.failure_reason,
+        nodes_generated: batch.nodes_generated,
+        updated_at: batch.updated_at,
+        ...(lease ?? {}),
+      })
+      .where('id', '=', batch.id)
+      .execute();
   }
 
-  /** Reserves `quantity` serial numbers for a prefix; returns the first. Call in a transaction. */
-  reserveSerials(orgId: string, prefix: string, quantity: number): number {
-    const start = (this.nextSerialStmt.get(orgId, prefix) as number | undefined) ?? 1;
-    this.bumpSerialStmt.run({ org_id: orgId, prefix, next: start + quantity });
-    return start;
+  /**
+   * Reserves `quantity` serial numbers for a prefix; returns the first. One atomic upsert, so
+   * batches created at once in several processes never share a serial.
+   */
+  async reserveSerials(db: Executor, orgId: string, prefix: string, quantity: number): Promise<number> {
+    const row = await db
+      .insertInto('serial_counters')
+      .values({ org_id: orgId, prefix, next_number: 1 + quantity })
+      .onConflict((oc) => oc.columns(['org_id', 'prefix']).doUpdateSet((eb) => ({ next_number: eb('serial_counters.next_number', '+', quantity) })))
+      .returning('next_number')
+      .executeTakeFirstOrThrow();
+    return row.next_number - quantity;
   }
 
-  generatingIds(): string[] {
-    return this.generatingStmt.all() as string[];
+  /**
+   * Claims the oldest generating batch that no live lease holds (or that `owner` holds already)
+   * for `owner` until `until`. On PostgreSQL a batch another process is claiming right now is
+   * skipped, not waited for. `othersLeases: false` (SQLite: one process per file) treats every
+   * lease but the owner's as stale, so a restarted process resumes at once.
+   */
+  async claimNext(db: Executor, owner: string, now: string, until: string, othersLeases: boolean): Promise<string | undefined> {
+    const postgres = this.dialect === 'postgres';
+    const row = await db
+      .selectFrom('batches')
+      .select('id')
+      .where('status', '=', 'generating')
+      .$if(othersLeases, (qb) =>
+        qb.where((eb) => eb.or([eb('lease_owner', 'is', null), eb('lease_owner', '=', owner), eb('lease_until', 'is', null), eb('lease_until', '<', now)])),
+      )
+      .orderBy('created_at')
+      .orderBy('rowid')
+      .limit(1)
+      .$if(postgres, (qb) => qb.forUpdate().skipLocked())
+      .executeTakeFirst();
+    if (!row) return undefined;
+    await db.updateTable('batches').set({ lease_owner: owner, lease_until: until }).where('id', '=', row.id).execute();
+    return row.id;
   }
 
-  nodesWritten(id: string): number {
-    return this.writtenStmt.get(id) as number;
+  /** When the first lease of another process on a generating batch runs out (null: none held). */
+  async nextLeaseExpiry(db: Executor, owner: string): Promise<string | null> {
+    const row = await db
+      .selectFrom('batches')
+      .select((eb) => eb.fn.min('lease_until').as('until'))
+      .where('status', '=', 'generating')
+      .where('lease_owner', 'is not', null)
+      .where('lease_owner', '!=', owner)
+      .executeTakeFirst();
+    return row?.until ?? null;
   }
 
-  list(orgId: string, status: BatchStatus | undefined, limit: number, offset: number): { rows: BatchRow[]; total: number } {
-    const where = status ? 'org_id = ? AND status = ?' : 'org_id = ?';
-    const args = status ? [orgId, status] : [orgId];
-    const rows = this.db
-      .prepare(`SELECT ${COLUMNS} FROM batches WHERE ${where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`)
-      .all(...args, limit, offset) as Stored[];
-    const total = this.db.prepare(`SELECT COUNT(*) FROM batches WHERE ${where}`).pluck().get(...args) as number;
-    return { rows: rows.map(fromStored), total };
+  async list(db: Executor, orgId: string, status: BatchStatus | undefined, limit: number, offset: number): Promise<{ rows: BatchRow[]; total: number }> {
+    const rows = await db
+      .selectFrom('batches')
+      .select(COLUMNS)
+      .where('org_id', '=', orgId)
+      .$if(status !== undefined, (qb) => qb.where('status', '=', status!))
+      .orderBy('created_at', 'desc')
+      .orderBy('rowid', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    const count = await db
+      .selectFrom('batches')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('org_id', '=', orgId)
+      .$if(status !== undefined, (qb) => qb.where('status', '=', status!))
+      .executeTakeFirstOrThrow();
+    return { rows: rows.map(fromStored), total: Number(count.n) };
   }
 }

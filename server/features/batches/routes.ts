@@ -3,8 +3,7 @@ import { defineRoute } from '../../http/route.ts';
 import { toCsv } from '../../platform/csv.ts';
 import { Batch, CreateBatchBody, ListBatchesQuery, Manifest, ManifestQuery, UpdateBatchBody } from '../../schemas/batches.ts';
 import { IdParams } from '../../schemas/templates.ts';
-import { ManifestPrintQueryDoc, PDF_CONTENT, sendManifestPdf } from '../printing/routes.ts';
-import type { PrintService } from '../printing/service.ts';
+import { ManifestPrintQueryDoc, PDF_CONTENT, type PrintService, sendManifestPdf } from '../printing/index.ts';
 import type { BatchGenerator } from './generator.ts';
 import type { BatchService } from './service.ts';
 
@@ -20,10 +19,10 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
       budget: 'batch',
       body: CreateBatchBody,
       responses: { 201: { description: 'Accepted; status is generating', schema: Batch } },
-      handler: ({ body, auth, apiBase }) => {
-        const batch = batches.create(auth.orgId, body);
+      handler: async ({ body, auth, apiBase }) => {
+        const batch = await batches.create(auth.orgId, body);
         generator.kick();
-        return { status: 201, data: batches.toApi(batch, apiBase) };
+        return { status: 201, data: await batches.toApi(batch, apiBase) };
       },
     }),
     defineRoute({
@@ -33,9 +32,9 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
       tags: ['Batches'],
       query: ListBatchesQuery,
       responses: { 200: { description: 'Batches', schema: Batch, list: true } },
-      handler: ({ query, auth, apiBase }) => {
-        const { rows, total } = batches.list(auth.orgId, query.status, query.limit, query.offset);
-        return { data: rows.map((b) => batches.toApi(b, apiBase)), total };
+      handler: async ({ query, auth, apiBase }) => {
+        const { rows, total } = await batches.list(auth.orgId, query.status, query.limit, query.offset);
+        return { data: await Promise.all(rows.map((b) => batches.toApi(b, apiBase))), total };
       },
     }),
     defineRoute({
@@ -45,7 +44,7 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
       tags: ['Batches'],
       params: IdParams,
       responses: { 200: { description: 'The batch', schema: Batch }, 404: { description: 'Batch not found' } },
-      handler: ({ params, auth, apiBase }) => ({ data: batches.toApi(batches.get(auth.orgId, params.id), apiBase) }),
+      handler: async ({ params, auth, apiBase }) => ({ data: await batches.toApi(await batches.get(auth.orgId, params.id), apiBase) }),
     }),
     defineRoute({
       method: 'patch',
@@ -59,7 +58,7 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
         404: { description: 'Batch not found' },
         409: { description: 'Illegal status transition' },
       },
-      handler: ({ params, body, auth, apiBase }) => ({ data: batches.toApi(batches.update(auth.orgId, params.id, body), apiBase) }),
+      handler: async ({ params, body, auth, apiBase }) => ({ data: await batches.toApi(await batches.update(auth.orgId, params.id, body), apiBase) }),
     }),
     defineRoute({
       method: 'post',
@@ -69,10 +68,10 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
       budget: 'batch',
       params: IdParams,
       responses: { 200: { description: 'Generating again', schema: Batch }, 409: { description: 'Batch is not failed' } },
-      handler: ({ params, auth, apiBase }) => {
-        const batch = batches.retry(auth.orgId, params.id);
+      handler: async ({ params, auth, apiBase }) => {
+        const batch = await batches.retry(auth.orgId, params.id);
         generator.kick();
-        return { data: batches.toApi(batch, apiBase) };
+        return { data: await batches.toApi(batch, apiBase) };
       },
     }),
     defineRoute({
@@ -93,9 +92,9 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
         },
         409: { description: 'Manifest not ready' },
       },
-      handler: ({ params, query, auth, req, res, apiBase }) => {
+      handler: async ({ params, query, auth, req, res, apiBase }) => {
         if (query.format === 'pdf' && print) return sendManifestPdf(print, { req, res, orgId: auth.orgId, batchId: params.id });
-        const { batch, nodes } = batches.manifest(auth.orgId, params.id);
+        const { batch, nodes } = await batches.manifest(auth.orgId, params.id);
         if (query.format === 'csv') {
           res
             .status(200)
@@ -104,7 +103,7 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
             .send(toCsv(MANIFEST_COLUMNS, nodes.map((n) => MANIFEST_COLUMNS.map((c) => n[c]))));
           return undefined;
         }
-        return { data: { batch: batches.toApi(batch, apiBase), nodes } };
+        return { data: { batch: await batches.toApi(batch, apiBase), nodes } };
       },
     }),
   ];

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Executor } from '../../db/store.ts';
 
 export type SessionStatus = 'active' | 'stopped' | 'completed';
 export type ItemState = 'pending' | 'written' | 'skipped' | 'lost';
@@ -37,94 +37,88 @@ export interface WriteLogRow {
   written_at: string;
 }
 
+const SESSION_COLUMNS = ['id', 'org_id', 'batch_id', 'status', 'lock_tags', 'allow_reassign', 'started_at', 'updated_at', 'ended_at'] as const;
+const ITEM_COLUMNS = ['session_id', 'node_id', 'serial_number', 'state', 'uid', 'attempts', 'last_error', 'updated_at'] as const;
+
 /** SQL for NFC sessions and the tag write log (the only place NFC SQL lives). */
 export class NfcRepo {
-  private readonly db: Database;
-  private readonly s;
-
-  constructor(db: Database) {
-    this.db = db;
-    this.s = {
-      active: db.prepare(`SELECT * FROM nfc_sessions WHERE status = 'active' LIMIT 1`),
-      byId: db.prepare('SELECT * FROM nfc_sessions WHERE id = ?'),
-      latestForBatch: db.prepare('SELECT * FROM nfc_sessions WHERE batch_id = ? ORDER BY started_at DESC, rowid DESC LIMIT 1'),
-      insertSession: db.prepare(
-        `INSERT INTO nfc_sessions (id, org_id, batch_id, status, lock_tags, allow_reassign, started_at, updated_at, ended_at)
-         VALUES (@id, @org_id, @batch_id, @status, @lock_tags, @allow_reassign, @started_at, @updated_at, @ended_at)`,
-      ),
-      updateSession: db.prepare('UPDATE nfc_sessions SET status = @status, updated_at = @updated_at, ended_at = @ended_at WHERE id = @id'),
-      insertItem: db.prepare(
-        `INSERT INTO nfc_session_items (session_id, node_id, serial_number, state, uid, attempts, last_error, updated_at)
-         VALUES (@session_id, @node_id, @serial_number, @state, @uid, @attempts, @last_error, @updated_at)`,
-      ),
-      items: db.prepare('SELECT * FROM nfc_session_items WHERE session_id = ? ORDER BY serial_number'),
-      item: db.prepare('SELECT * FROM nfc_session_items WHERE session_id = ? AND node_id = ?'),
-      next: db.prepare(
-        `SELECT * FROM nfc_session_items WHERE session_id = ? AND state IN ('pending', 'skipped')
-         ORDER BY CASE state WHEN 'pending' THEN 0 ELSE 1 END, serial_number LIMIT 1`,
-      ),
-      setItem: db.prepare(
-        `UPDATE nfc_session_items SET state = @state, uid = @uid, attempts = @attempts, last_error = @last_error, updated_at = @updated_at
-         WHERE session_id = @session_id AND node_id = @node_id`,
-      ),
-      insertWrite: db.prepare(
-        `INSERT INTO nfc_writes (org_id, node_id, session_id, uid, url, tag_type, locked, written_at)
-         VALUES (@org_id, @node_id, @session_id, @uid, @url, @tag_type, @locked, @written_at)`,
-      ),
-      writesForNode: db.prepare('SELECT org_id, node_id, session_id, uid, url, tag_type, locked, written_at FROM nfc_writes WHERE node_id = ? ORDER BY seq'),
-    };
+  async activeSession(db: Executor): Promise<SessionRow | undefined> {
+    const row = await db.selectFrom('nfc_sessions').select(SESSION_COLUMNS).where('status', '=', 'active').limit(1).executeTakeFirst();
+    return row as SessionRow | undefined;
   }
 
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
+  async session(db: Executor, id: string): Promise<SessionRow | undefined> {
+    const row = await db.selectFrom('nfc_sessions').select(SESSION_COLUMNS).where('id', '=', id).executeTakeFirst();
+    return row as SessionRow | undefined;
   }
 
-  activeSession(): SessionRow | undefined {
-    return this.s.active.get() as SessionRow | undefined;
+  async latestSessionForBatch(db: Executor, batchId: string): Promise<SessionRow | undefined> {
+    const row = await db
+      .selectFrom('nfc_sessions')
+      .select(SESSION_COLUMNS)
+      .where('batch_id', '=', batchId)
+      .orderBy('started_at', 'desc')
+      .orderBy('rowid', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row as SessionRow | undefined;
   }
 
-  session(id: string): SessionRow | undefined {
-    return this.s.byId.get(id) as SessionRow | undefined;
+  async insertSession(db: Executor, row: SessionRow): Promise<void> {
+    await db.insertInto('nfc_sessions').values(row).execute();
   }
 
-  latestSessionForBatch(batchId: string): SessionRow | undefined {
-    return this.s.latestForBatch.get(batchId) as SessionRow | undefined;
+  async updateSession(db: Executor, row: Pick<SessionRow, 'id' | 'status' | 'updated_at' | 'ended_at'>): Promise<void> {
+    await db.updateTable('nfc_sessions').set({ status: row.status, updated_at: row.updated_at, ended_at: row.ended_at }).where('id', '=', row.id).execute();
   }
 
-  insertSession(row: SessionRow): void {
-    this.s.insertSession.run(row);
+  async insertItems(db: Executor, rows: ItemRow[]): Promise<void> {
+    if (rows.length > 0) await db.insertInto('nfc_session_items').values(rows).execute();
   }
 
-  updateSession(row: Pick<SessionRow, 'id' | 'status' | 'updated_at' | 'ended_at'>): void {
-    this.s.updateSession.run(row);
+  async items(db: Executor, sessionId: string): Promise<ItemRow[]> {
+    const rows = await db.selectFrom('nfc_session_items').select(ITEM_COLUMNS).where('session_id', '=', sessionId).orderBy('serial_number').execute();
+    return rows as ItemRow[];
   }
 
-  insertItem(row: ItemRow): void {
-    this.s.insertItem.run(row);
-  }
-
-  items(sessionId: string): ItemRow[] {
-    return this.s.items.all(sessionId) as ItemRow[];
-  }
-
-  item(sessionId: string, nodeId: string): ItemRow | undefined {
-    return this.s.item.get(sessionId, nodeId) as ItemRow | undefined;
+  async item(db: Executor, sessionId: string, nodeId: string): Promise<ItemRow | undefined> {
+    const row = await db.selectFrom('nfc_session_items').select(ITEM_COLUMNS).where('session_id', '=', sessionId).where('node_id', '=', nodeId).executeTakeFirst();
+    return row as ItemRow | undefined;
   }
 
   /** The item the session asks for next: first pending by serial, then first skipped. */
-  nextItem(sessionId: string): ItemRow | undefined {
-    return this.s.next.get(sessionId) as ItemRow | undefined;
+  async nextItem(db: Executor, sessionId: string): Promise<ItemRow | undefined> {
+    const row = await db
+      .selectFrom('nfc_session_items')
+      .select(ITEM_COLUMNS)
+      .where('session_id', '=', sessionId)
+      .where('state', 'in', ['pending', 'skipped'])
+      .orderBy((eb) => eb.case().when('state', '=', 'pending').then(0).else(1).end())
+      .orderBy('serial_number')
+      .limit(1)
+      .executeTakeFirst();
+    return row as ItemRow | undefined;
   }
 
-  updateItem(row: ItemRow): void {
-    this.s.setItem.run(row);
+  async updateItem(db: Executor, row: ItemRow): Promise<void> {
+    await db
+      .updateTable('nfc_session_items')
+      .set({ state: row.state, uid: row.uid, attempts: row.attempts, last_error: row.last_error, updated_at: row.updated_at })
+      .where('session_id', '=', row.session_id)
+      .where('node_id', '=', row.node_id)
+      .execute();
   }
 
-  logWrite(row: WriteLogRow): void {
-    this.s.insertWrite.run(row);
+  async logWrite(db: Executor, row: WriteLogRow): Promise<void> {
+    await db.insertInto('nfc_writes').values(row).execute();
   }
 
-  writesForNode(nodeId: string): WriteLogRow[] {
-    return this.s.writesForNode.all(nodeId) as WriteLogRow[];
+  async writesForNode(db: Executor, nodeId: string): Promise<WriteLogRow[]> {
+    return db
+      .selectFrom('nfc_writes')
+      .select(['org_id', 'node_id', 'session_id', 'uid', 'url', 'tag_type', 'locked', 'written_at'])
+      .where('node_id', '=', nodeId)
+      .orderBy('seq')
+      .execute();
   }
 }

@@ -60,9 +60,9 @@ export function nfcRoutes(nfc: NfcService) {
       summary: 'NFC reader state and the active tag writing session',
       tags: ['NFC (local console)'],
       responses: { 200: { description: 'Reader and session', schema: NfcStatusSchema }, ...conflicts },
-      handler: (ctx) => {
+      handler: async (ctx) => {
         local(ctx);
-        return { data: { reader: nfc.readerStatus(), session: nfc.session(ctx.auth.orgId) } };
+        return { data: { reader: nfc.readerStatus(), session: await nfc.session(ctx.auth.orgId) } };
       },
     }),
     defineRoute({
@@ -71,9 +71,10 @@ export function nfcRoutes(nfc: NfcService) {
       summary: 'Server-sent events: reader, tag, tag.off, tag.written, tag.refused, session',
       tags: ['NFC (local console)'],
       responses: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: z.string() } } }, ...conflicts },
-      handler: (ctx) => {
+      handler: async (ctx) => {
         local(ctx);
         const { res, auth } = ctx;
+        const session = await nfc.session(auth.orgId);
         res.status(200);
         res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
         res.setHeader('Cache-Control', 'no-store');
@@ -81,7 +82,7 @@ export function nfcRoutes(nfc: NfcService) {
         res.flushHeaders();
         const send = (type: string, data: unknown) => res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
         send('reader', nfc.readerStatus());
-        send('session', nfc.session(auth.orgId));
+        send('session', session);
         const unsubscribe = nfc.subscribe((e, orgId) => {
           // Session and write events belong to an organization; reader and tag events to the machine.
           if (orgId !== null && orgId !== auth.orgId) return;
@@ -101,9 +102,9 @@ export function nfcRoutes(nfc: NfcService) {
       summary: 'The active tag writing session (null when none)',
       tags: ['NFC (local console)'],
       responses: { 200: { description: 'The session or null', schema: SessionSchema.nullable() }, ...conflicts },
-      handler: (ctx) => {
+      handler: async (ctx) => {
         local(ctx);
-        return { data: nfc.session(ctx.auth.orgId) };
+        return { data: await nfc.session(ctx.auth.orgId) };
       },
     }),
     defineRoute({
@@ -113,9 +114,9 @@ export function nfcRoutes(nfc: NfcService) {
       tags: ['NFC (local console)'],
       body: StartSessionBody,
       responses: { 201: { description: 'The session', schema: SessionSchema }, 404: { description: 'Batch not found' }, ...conflicts },
-      handler: (ctx) => {
+      handler: async (ctx) => {
         local(ctx);
-        return { status: 201, data: nfc.startSession(ctx.auth.orgId, ctx.body.batch_id, ctx.body) };
+        return { status: 201, data: await nfc.startSession(ctx.auth.orgId, ctx.body.batch_id, ctx.body) };
       },
     }),
     defineRoute({
@@ -124,9 +125,9 @@ export function nfcRoutes(nfc: NfcService) {
       summary: 'Stop the session (a new one resumes at the first unwritten serial)',
       tags: ['NFC (local console)'],
       responses: { 200: { description: 'The stopped session', schema: SessionSchema }, ...conflicts },
-      handler: (ctx) => {
+      handler: async (ctx) => {
         local(ctx);
-        return { data: nfc.stopSession(ctx.auth.orgId) };
+        return { data: await nfc.stopSession(ctx.auth.orgId) };
       },
     }),
     defineRoute({
@@ -135,9 +136,9 @@ export function nfcRoutes(nfc: NfcService) {
       summary: 'Skip the serial asked for now (asked again at the end)',
       tags: ['NFC (local console)'],
       responses: { 200: { description: 'The session', schema: SessionSchema }, ...conflicts },
-      handler: (ctx) => {
+      handler: async (ctx) => {
         local(ctx);
-        return { data: nfc.skip(ctx.auth.orgId) };
+        return { data: await nfc.skip(ctx.auth.orgId) };
       },
     }),
     defineRoute({
@@ -147,9 +148,9 @@ export function nfcRoutes(nfc: NfcService) {
       tags: ['NFC (local console)'],
       body: SerialBody,
       responses: { 200: { description: 'The session', schema: SessionSchema }, ...conflicts },
-      handler: (ctx) => {
+      handler: async (ctx) => {
         local(ctx);
-        return { data: nfc.redo(ctx.auth.orgId, ctx.body.serial) };
+        return { data: await nfc.redo(ctx.auth.orgId, ctx.body.serial) };
       },
     }),
     defineRoute({
@@ -159,9 +160,9 @@ export function nfcRoutes(nfc: NfcService) {
       tags: ['NFC (local console)'],
       body: SerialBody,
       responses: { 200: { description: 'The session', schema: SessionSchema }, ...conflicts },
-      handler: (ctx) => {
+      handler: async (ctx) => {
         local(ctx);
-        return { data: nfc.reportLost(ctx.auth.orgId, ctx.body.serial) };
+        return { data: await nfc.reportLost(ctx.auth.orgId, ctx.body.serial) };
       },
     }),
     defineRoute({

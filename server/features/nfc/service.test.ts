@@ -15,6 +15,7 @@ import type { NfcEvent } from './service.ts';
 
 let dir: string;
 let db: Database;
+let store: SqliteStore;
 let app: App;
 let reader: FakeReader;
 let orgId: string;
@@ -22,14 +23,15 @@ let orgId: string;
 async function boot(): Promise<void> {
   db = openDatabase(join(dir, 'waymark.sqlite'));
   reader = new FakeReader();
-  app = await createApp({ store: new SqliteStore(db), clock: systemClock, config: makeConfig({ scanBase: 'https://wm.example' }), logger: { info: () => {}, error: () => {} }, nfc: reader });
+  store = new SqliteStore(db);
+  app = await createApp({ store, clock: systemClock, config: makeConfig({ scanBase: 'https://wm.example' }), logger: { info: () => {}, error: () => {} }, nfc: reader });
   app.services.nfc.start();
 }
 
-function makeBatch(prefix: string, quantity: number): string {
-  const batch = app.services.batches.create(orgId, { label: prefix, prefix, quantity, function_type: 'redirect', base_payload: { url: 'https://example.com' } });
-  while (!app.services.batches.generateChunk(batch.id, 100)) {
-    // generate synchronously
+async function makeBatch(prefix: string, quantity: number): Promise<string> {
+  const batch = await app.services.batches.create(orgId, { label: prefix, prefix, quantity, function_type: 'redirect', base_payload: { url: 'https://example.com' } });
+  while (!(await app.services.batches.generateChunk(batch.id, 100))) {
+    // generate here rather than in the background
   }
   return batch.id;
 }
@@ -62,31 +64,31 @@ afterEach(() => {
 
 describe('NFC sessions (domain)', () => {
   it('walks the serials, binds UIDs, activates nodes, records tag.written, deploys the batch', async () => {
-    const batchId = makeBatch('CAFE', 3);
-    const s = app.services.nfc.startSession(orgId, batchId);
+    const batchId = await makeBatch('CAFE', 3);
+    const s = await app.services.nfc.startSession(orgId, batchId);
     expect(s.next?.serial).toBe('CAFE-001');
     const tags = [new VirtualTag(), new VirtualTag(), new VirtualTag()];
     for (const [i, tag] of tags.entries()) {
       const e = await present(tag);
       expect(e.type).toBe('tag.written');
       reader.remove();
-      if (i === 0) expect(app.services.batches.get(orgId, batchId).status).toBe('writing');
+      if (i === 0) expect((await app.services.batches.get(orgId, batchId)).status).toBe('writing');
     }
-    const { nodes } = app.services.batches.manifest(orgId, batchId);
+    const { nodes } = await app.services.batches.manifest(orgId, batchId);
     nodes.forEach((n, i) => {
       expect(decodeUriMessage(tags[i]!.ndefMessage()!)).toBe(`${n.url}?nfc`);
       expect(n.status).toBe('active');
       expect(n.hardware_id).toMatch(/^04(:[0-9A-F]{2}){6}$/);
     });
-    expect(app.services.batches.get(orgId, batchId).status).toBe('deployed');
-    expect(app.services.nfc.session(orgId)).toBeNull();
-    const types = app.services.outbox.readAfter(0).map((e) => e.type);
+    expect((await app.services.batches.get(orgId, batchId)).status).toBe('deployed');
+    expect(await app.services.nfc.session(orgId)).toBeNull();
+    const types = (await app.services.outbox.readAfter(store.db, 0)).map((e) => e.type);
     expect(types.filter((t) => t === 'tag.written')).toHaveLength(3);
   });
 
   it('does not write the tag that stays on the reader again, and refuses it for the next serial', async () => {
-    const batchId = makeBatch('STAY', 2);
-    app.services.nfc.startSession(orgId, batchId);
+    const batchId = await makeBatch('STAY', 2);
+    await app.services.nfc.startSession(orgId, batchId);
     const tag = new VirtualTag();
     expect((await present(tag)).type).toBe('tag.written');
     const writes = tag.stats.writes;
@@ -97,13 +99,13 @@ describe('NFC sessions (domain)', () => {
     expect(tag.stats.writes).toBe(writes);
     // The operator chooses Reassign: the tag moves to STAY-002, STAY-001 is asked for again.
     const moved = await app.services.nfc.retry(orgId, { reassign: true });
-    expect(moved).toMatchObject({ serial: 'STAY-002', reassigned_from: app.services.batches.manifest(orgId, batchId).nodes[0]!.slug });
-    expect(app.services.nfc.session(orgId)?.next?.serial).toBe('STAY-001');
+    expect(moved).toMatchObject({ serial: 'STAY-002', reassigned_from: (await app.services.batches.manifest(orgId, batchId)).nodes[0]!.slug });
+    expect((await app.services.nfc.session(orgId))?.next?.serial).toBe('STAY-001');
   });
 
   it('resumes at the right serial after a restart (new app on the same database)', async () => {
-    const batchId = makeBatch('RES', 4);
-    app.services.nfc.startSession(orgId, batchId);
+    const batchId = await makeBatch('RES', 4);
+    await app.services.nfc.startSession(orgId, batchId);
     await present(new VirtualTag());
     reader.remove();
     const second = new VirtualTag();
@@ -112,31 +114,31 @@ describe('NFC sessions (domain)', () => {
     app.services.nfc.stop();
     db.close();
     await boot();
-    const s = app.services.nfc.session(orgId);
+    const s = await app.services.nfc.session(orgId);
     expect(s?.next?.serial).toBe('RES-003');
     expect(s?.counts).toMatchObject({ written: 2, pending: 2 });
     expect((await present(second)).type).toBe('tag.refused');
     reader.remove();
     expect((await present(new VirtualTag())).type).toBe('tag.written');
-    expect(app.services.nfc.session(orgId)?.next?.serial).toBe('RES-004');
+    expect((await app.services.nfc.session(orgId))?.next?.serial).toBe('RES-004');
   });
 
   it('refuses unsupported cards and records the attempt; refuses a non-ready batch', async () => {
-    const batchId = makeBatch('UNS', 1);
-    app.services.nfc.startSession(orgId, batchId);
+    const batchId = await makeBatch('UNS', 1);
+    await app.services.nfc.startSession(orgId, batchId);
     const e = await present(new VirtualTag({ atr: ATR_MIFARE_CLASSIC_1K }));
     expect(e).toMatchObject({ type: 'tag.refused', data: { code: 'unsupported_card' } });
-    expect(app.services.nfc.session(orgId)?.last_refusal?.code).toBe('unsupported_card');
-    app.services.nfc.stopSession(orgId);
-    const pending = app.services.batches.create(orgId, { label: 'x', prefix: 'GEN', quantity: 1, function_type: 'redirect' });
-    expect(() => app.services.nfc.startSession(orgId, pending.id)).toThrow(/must be ready or writing/);
+    expect((await app.services.nfc.session(orgId))?.last_refusal?.code).toBe('unsupported_card');
+    await app.services.nfc.stopSession(orgId);
+    const pending = await app.services.batches.create(orgId, { label: 'x', prefix: 'GEN', quantity: 1, function_type: 'redirect' });
+    await expect(app.services.nfc.startSession(orgId, pending.id)).rejects.toThrow(/must be ready or writing/);
   });
 
-  it('one session at a time', () => {
-    const a = makeBatch('ONE', 1);
-    const b = makeBatch('TWO', 1);
-    app.services.nfc.startSession(orgId, a);
-    expect(app.services.nfc.startSession(orgId, a).batch_id).toBe(a); // resuming the same is fine
-    expect(() => app.services.nfc.startSession(orgId, b)).toThrow(/Another tag writing session is active/);
+  it('one session at a time', async () => {
+    const a = await makeBatch('ONE', 1);
+    const b = await makeBatch('TWO', 1);
+    await app.services.nfc.startSession(orgId, a);
+    expect((await app.services.nfc.startSession(orgId, a)).batch_id).toBe(a); // resuming the same is fine
+    await expect(app.services.nfc.startSession(orgId, b)).rejects.toThrow(/Another tag writing session is active/);
   });
 });

@@ -4,14 +4,14 @@
  * `NfcDevice` (the PC/SC bridge, or a fake in tests).
  */
 import { EventEmitter } from 'node:events';
+import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ConflictError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Outbox } from '../../platform/outbox.ts';
 import type { NodeT } from '../../schemas/nodes.ts';
-import type { BatchService } from '../batches/service.ts';
-import type { NodeRow, NodesRepo } from '../nodes/repo.ts';
-import type { NodeService } from '../nodes/service.ts';
+import type { BatchService } from '../batches/index.ts';
+import type { NodeRow, NodeService } from '../nodes/index.ts';
 import type { BridgeStatus, NfcDevice } from './bridge.ts';
 import { nfcTagUrl } from './ndef.ts';
 import { NfcError, type NfcErrorCode, type TagInfo } from './program.ts';
@@ -19,10 +19,11 @@ import type { CardOnReader } from './protocol.ts';
 import type { ItemRow, NfcRepo, SessionRow } from './repo.ts';
 
 export interface NfcServiceDeps {
+  store: Store;
   clock: Clock;
-  outbox: Outbox;
+  outbox: Pick<Outbox, 'record'>;
   repo: NfcRepo;
-  nodes: NodesRepo;
+  /** Tags are bound to nodes through the nodes feature (it records node.updated). */
   nodeService: NodeService;
   batchService: BatchService;
   /** `{scan_base}/v/<slug>` */
@@ -107,6 +108,8 @@ export class NfcService {
   private readonly deps: NfcServiceDeps;
   private readonly emitter = new EventEmitter();
   private busy = false;
+  /** A card presented while busy: taken up once the reader is free, if still on it. */
+  private waiting: CardOnReader | null = null;
   private single: PendingSingle | null = null;
   private lastRefusal: Refusal | null = null;
   private readonly unsubscribe: Array<() => void> = [];
@@ -166,18 +169,19 @@ export class NfcService {
   // ---- sessions -------------------------------------------------------------------------
 
   /** The active session of this organization (the one being resumed after a restart), if any. */
-  session(orgId: string): SessionView | null {
-    const s = this.deps.repo.activeSession();
-    return s && s.org_id === orgId ? this.view(s) : null;
+  async session(orgId: string): Promise<SessionView | null> {
+    const db = this.db;
+    const s = await this.deps.repo.activeSession(db);
+    return s && s.org_id === orgId ? this.view(db, s) : null;
   }
 
-  startSession(orgId: string, batchId: string, options: { lock?: boolean; allow_reassign?: boolean } = {}): SessionView {
-    const { repo } = this.deps;
-    const view = repo.transaction(() => {
-      const batch = this.deps.batchService.get(orgId, batchId);
-      const active = repo.activeSession();
+  async startSession(orgId: string, batchId: string, options: { lock?: boolean; allow_reassign?: boolean } = {}): Promise<SessionView> {
+    const { repo, store } = this.deps;
+    const view = await store.transaction(async (tx) => {
+      const batch = await this.deps.batchService.get(orgId, batchId, tx);
+      const active = await repo.activeSession(tx);
       if (active) {
-        if (active.org_id === orgId && active.batch_id === batch.id) return this.view(active);
+        if (active.org_id === orgId && active.batch_id === batch.id) return this.view(tx, active);
         throw new ConflictError('Another tag writing session is active: stop it first');
       }
       if (!WRITABLE_BATCH.includes(batch.status)) {
@@ -195,10 +199,11 @@ export class NfcService {
         updated_at: now,
         ended_at: null,
       };
-      repo.insertSession(session);
-      const { rows } = this.deps.nodes.list(orgId, { batch_id: batch.id, limit: batch.quantity, offset: 0 });
-      for (const node of rows) {
-        repo.insertItem({
+      await repo.insertSession(tx, session);
+      const { rows } = await this.deps.nodeService.list(orgId, { batch_id: batch.id, limit: batch.quantity, offset: 0 }, tx);
+      await repo.insertItems(
+        tx,
+        rows.map((node) => ({
           session_id: session.id,
           node_id: node.id,
           serial_number: node.serial_number ?? 0,
@@ -207,64 +212,63 @@ export class NfcService {
           attempts: 0,
           last_error: null,
           updated_at: now,
-        });
-      }
-      this.completeIfDone(session);
-      return this.view(repo.session(session.id)!);
+        })),
+      );
+      await this.completeIfDone(tx, session);
+      return this.view(tx, (await repo.session(tx, session.id))!);
     });
     this.lastRefusal = null;
     this.emit({ type: 'session', data: view }, orgId);
     return view;
   }
 
-  stopSession(orgId: string): SessionView {
-    const s = this.requireSession(orgId);
-    const now = this.now();
-    this.deps.repo.updateSession({ id: s.id, status: 'stopped', updated_at: now, ended_at: now });
-    const view = this.view(this.deps.repo.session(s.id)!);
+  async stopSession(orgId: string): Promise<SessionView> {
+    const view = await this.deps.store.transaction(async (tx) => {
+      const s = await this.requireSession(tx, orgId);
+      const now = this.now();
+      await this.deps.repo.updateSession(tx, { id: s.id, status: 'stopped', updated_at: now, ended_at: now });
+      return this.view(tx, (await this.deps.repo.session(tx, s.id))!);
+    });
     this.emit({ type: 'session', data: null }, orgId);
     return view;
   }
 
   /** Leave the serial asked for now; it is asked again after every pending one. */
-  skip(orgId: string): SessionView {
-    const s = this.requireSession(orgId);
-    const item = this.deps.repo.nextItem(s.id);
-    if (!item) throw new ConflictError('Nothing left to skip in this session');
-    this.deps.repo.updateItem({ ...item, state: 'skipped', updated_at: this.now() });
-    return this.changed(s);
+  skip(orgId: string): Promise<SessionView> {
+    return this.changeSession(orgId, async (tx, s) => {
+      const item = await this.deps.repo.nextItem(tx, s.id);
+      if (!item) throw new ConflictError('Nothing left to skip in this session');
+      await this.deps.repo.updateItem(tx, { ...item, state: 'skipped', updated_at: this.now() });
+    });
   }
 
   /** Write a serial again on a new tag (default: the last one written). */
-  redo(orgId: string, serial?: string): SessionView {
-    const s = this.requireSession(orgId);
-    const item = this.findItem(s, serial, (i) => i.state === 'written', true);
-    // Pending items are asked for in serial order, so a lower unwritten serial comes first.
-    this.deps.repo.updateItem({ ...item, state: 'pending', updated_at: this.now() });
-    return this.changed(s);
+  redo(orgId: string, serial?: string): Promise<SessionView> {
+    return this.changeSession(orgId, async (tx, s) => {
+      const item = await this.findItem(tx, s, serial, (i) => i.state === 'written', true);
+      // Pending items are asked for in serial order, so a lower unwritten serial comes first.
+      await this.deps.repo.updateItem(tx, { ...item, state: 'pending', updated_at: this.now() });
+    });
   }
 
   /** The tag for a serial is lost or damaged: the node becomes `lost`, the session moves on. */
-  reportLost(orgId: string, serial?: string): SessionView {
-    const s = this.requireSession(orgId);
-    const item = serial ? this.findItem(s, serial, () => true, false) : this.deps.repo.nextItem(s.id);
-    if (!item) throw new ConflictError('No serial to report lost');
-    this.deps.repo.transaction(() => {
-      const node = this.deps.nodes.get(item.node_id);
-      if (node && node.status !== 'lost') this.deps.nodeService.setStatus(orgId, node.slug, 'lost');
-      this.deps.repo.updateItem({ ...item, state: 'lost', updated_at: this.now() });
-      this.maybeDeploy(s.org_id, s.batch_id);
-      this.completeIfDone(s);
+  reportLost(orgId: string, serial?: string): Promise<SessionView> {
+    return this.changeSession(orgId, async (tx, s) => {
+      const item = serial ? await this.findItem(tx, s, serial, () => true, false) : await this.deps.repo.nextItem(tx, s.id);
+      if (!item) throw new ConflictError('No serial to report lost');
+      const node = await this.deps.nodeService.byId(tx, item.node_id);
+      if (node && node.status !== 'lost') await this.deps.nodeService.change(tx, node, { status: 'lost' });
+      await this.deps.repo.updateItem(tx, { ...item, state: 'lost', updated_at: this.now() });
+      await this.maybeDeploy(tx, s.org_id, s.batch_id);
     });
-    return this.changed(s);
   }
 
   /** Try the tag on the reader again for the serial asked for (e.g. after choosing Reassign). */
   async retry(orgId: string, options: { reassign?: boolean } = {}): Promise<TagWritten> {
-    const s = this.requireSession(orgId);
+    const s = await this.requireSession(this.db, orgId);
     const card = this.presentCard();
     if (!card) throw new NfcError('no_tag', 'No tag on the reader: place a tag.');
-    const item = this.deps.repo.nextItem(s.id);
+    const item = await this.deps.repo.nextItem(this.db, s.id);
     if (!item) throw new ConflictError('Every tag of this session is written');
     return this.writeSessionItem(s, item, card, options.reassign === true || s.allow_reassign === 1);
   }
@@ -275,15 +279,15 @@ export class NfcService {
    * Writes one node's tag: the tag on the reader now, or the next one presented within
    * `timeoutMs`. Refusals reject with an NfcError (NfcRefusal for a tag bound elsewhere).
    */
-  writeNode(orgId: string, slug: string, options: { lock?: boolean; reassign?: boolean; timeoutMs?: number } = {}): Promise<TagWritten> {
-    const node = this.deps.nodeService.get(orgId, slug);
-    if (!this.deps.device) return Promise.reject(new NfcError('unavailable', this.readerStatus().message));
-    if (this.single || this.busy) return Promise.reject(new NfcError('busy', 'The reader is busy with another write.'));
+  async writeNode(orgId: string, slug: string, options: { lock?: boolean; reassign?: boolean; timeoutMs?: number } = {}): Promise<TagWritten> {
+    const node = await this.deps.nodeService.get(orgId, slug);
+    if (!this.deps.device) throw new NfcError('unavailable', this.readerStatus().message);
+    if (this.single || this.busy) throw new NfcError('busy', 'The reader is busy with another write.');
     const status = this.readerStatus();
-    if (status.state === 'unavailable') return Promise.reject(new NfcError('unavailable', status.message));
-    if (status.state === 'no_daemon') return Promise.reject(new NfcError('no_daemon', status.message));
-    if (status.state === 'starting') return Promise.reject(new NfcError('busy', 'The NFC bridge is (re)starting: try again in a moment.'));
-    if (status.state === 'no_reader') return Promise.reject(new NfcError('no_reader', status.message));
+    if (status.state === 'unavailable') throw new NfcError('unavailable', status.message);
+    if (status.state === 'no_daemon') throw new NfcError('no_daemon', status.message);
+    if (status.state === 'starting') throw new NfcError('busy', 'The NFC bridge is (re)starting: try again in a moment.');
+    if (status.state === 'no_reader') throw new NfcError('no_reader', status.message);
     return new Promise<TagWritten>((resolve, reject) => {
       const timeoutMs = options.timeoutMs ?? 30_000;
       const timer = setTimeout(() => {
@@ -298,53 +302,74 @@ export class NfcService {
 
   // ---- internals ------------------------------------------------------------------------
 
+  private get db(): Executor {
+    return this.deps.store.db;
+  }
+
   private presentCard(): CardOnReader | undefined {
     return this.deps.device?.status().cards[0];
   }
 
   private async onCard(card: CardOnReader): Promise<void> {
-    if (this.busy) return;
+    if (this.busy) {
+      this.waiting = card;
+      return;
+    }
     const single = this.single;
     if (single) {
       this.single = null;
       clearTimeout(single.timer);
-      const node = this.deps.nodes.get(single.nodeId);
-      if (!node) return single.reject(notFound.node());
       this.busy = true;
       try {
+        const node = await this.deps.nodeService.byId(this.db, single.nodeId);
+        if (!node) throw notFound.node();
         single.resolve(await this.perform(single.orgId, node, card, { lock: single.lock, reassign: single.reassign, sessionId: null }));
       } catch (err) {
         single.reject(err as Error);
       } finally {
-        this.busy = false;
+        this.release();
       }
       return;
     }
-    const session = this.deps.repo.activeSession();
+    const session = await this.deps.repo.activeSession(this.db);
     if (!session) return;
-    const item = this.deps.repo.nextItem(session.id);
+    const item = await this.deps.repo.nextItem(this.db, session.id);
     if (!item) return;
     await this.writeSessionItem(session, item, card, session.allow_reassign === 1).catch(() => undefined);
   }
 
   private async writeSessionItem(session: SessionRow, item: ItemRow, card: CardOnReader, reassign: boolean): Promise<TagWritten> {
-    const node = this.deps.nodes.get(item.node_id);
-    if (!node) throw notFound.node();
     if (this.busy) throw new NfcError('busy', 'The reader is busy with another write.');
     this.busy = true;
     try {
-      const written = await this.perform(session.org_id, node, card, { lock: session.lock_tags === 1, reassign, sessionId: session.id });
-      this.lastRefusal = null;
-      this.emit({ type: 'session', data: this.view(this.deps.repo.session(session.id)!) }, session.org_id);
-      return written;
-    } catch (err) {
-      const fresh = this.deps.repo.item(session.id, item.node_id);
-      if (fresh) this.deps.repo.updateItem({ ...fresh, attempts: fresh.attempts + 1, last_error: (err as Error).message, updated_at: this.now() });
-      this.emit({ type: 'session', data: this.view(this.deps.repo.session(session.id)!) }, session.org_id);
-      throw err;
+      const node = await this.deps.nodeService.byId(this.db, item.node_id);
+      if (!node) throw notFound.node();
+      try {
+        const written = await this.perform(session.org_id, node, card, { lock: session.lock_tags === 1, reassign, sessionId: session.id });
+        this.lastRefusal = null;
+        this.emit({ type: 'session', data: await this.view(this.db, (await this.deps.repo.session(this.db, session.id))!) }, session.org_id);
+        return written;
+      } catch (err) {
+        const view = await this.deps.store.transaction(async (tx) => {
+          const fresh = await this.deps.repo.item(tx, session.id, item.node_id);
+          if (fresh) await this.deps.repo.updateItem(tx, { ...fresh, attempts: fresh.attempts + 1, last_error: (err as Error).message, updated_at: this.now() });
+          return this.view(tx, (await this.deps.repo.session(tx, session.id))!);
+        });
+        this.emit({ type: 'session', data: view }, session.org_id);
+        throw err;
+      }
     } finally {
-      this.busy = false;
+      this.release();
     }
+  }
+
+  /** Frees the reader, and takes up a card presented meanwhile that is still on it. */
+  private release(): void {
+    this.busy = false;
+    const card = this.waiting;
+    this.waiting = null;
+    const present = this.presentCard();
+    if (card && present && present.reader === card.reader && present.info.uid === card.info.uid) void this.onCard(card);
   }
 
   /** Checks, writes through the device, and commits the binding. */
@@ -357,7 +382,7 @@ export class NfcService {
         const r = info.refusal ?? { code: 'unsupported_card' as const, message: 'Unsupported card.' };
         throw new NfcRefusal({ ...base, code: r.code, message: r.message });
       }
-      const bound = this.deps.nodes.getByHardwareId(orgId, info.uid);
+      const bound = await this.deps.nodeService.byHardwareId(this.db, orgId, info.uid);
       if (bound && bound.id !== node.id && !opts.reassign) {
         throw new NfcRefusal({
           ...base,
@@ -370,7 +395,7 @@ export class NfcService {
       const t0 = performance.now();
       const outcome = await device.write({ url, lock: opts.lock, reader: card.reader, expectUid: info.uid });
       const ms = performance.now() - t0;
-      const written = this.commit(orgId, node, { uid: info.uid, url, type: outcome.type, locked: outcome.locked, apdus: outcome.apdus, ms, sessionId: opts.sessionId });
+      const written = await this.commit(orgId, node, { uid: info.uid, url, type: outcome.type, locked: outcome.locked, apdus: outcome.apdus, ms, sessionId: opts.sessionId });
       this.emit({ type: 'tag.written', data: written }, orgId);
       return written;
     } catch (err) {
@@ -387,32 +412,29 @@ export class NfcService {
     }
   }
 
+  /** Binds the written tag to its node (releasing it from another node) in one transaction. */
   private commit(
     orgId: string,
     node: NodeRow,
     w: { uid: string; url: string; type: string; locked: boolean; apdus: number; ms: number; sessionId: string | null },
-  ): TagWritten {
-    const { repo, nodes, outbox, nodeService } = this.deps;
-    return repo.transaction(() => {
+  ): Promise<TagWritten> {
+    const { repo, nodeService, outbox, store } = this.deps;
+    return store.transaction(async (tx) => {
       const now = this.now();
       let reassignedFrom: string | null = null;
-      const bound = nodes.getByHardwareId(orgId, w.uid);
+      const bound = await nodeService.byHardwareId(tx, orgId, w.uid);
       if (bound && bound.id !== node.id) {
-        const released: NodeRow = { ...bound, hardware_id: null, updated_at: now };
-        nodes.update(released);
-        outbox.record(orgId, 'node.updated', nodeService.toApi(released));
+        await nodeService.change(tx, bound, { hardware_id: null }, now);
         reassignedFrom = bound.slug;
       }
-      const current = nodes.get(node.id) ?? node;
-      const next: NodeRow = {
-        ...current,
-        hardware_id: w.uid,
-        status: ACTIVATE_FROM.includes(current.status) ? 'active' : current.status,
-        updated_at: now,
-      };
-      nodes.update(next);
+      const current = (await nodeService.byId(tx, node.id)) ?? node;
+      const next = await nodeService.change(
+        tx,
+        current,
+        { hardware_id: w.uid, status: ACTIVATE_FROM.includes(current.status) ? 'active' : current.status },
+        now,
+      );
       const api = nodeService.toApi(next);
-      outbox.record(orgId, 'node.updated', api);
       const written: TagWritten = {
         node: api,
         serial: next.serial,
@@ -427,7 +449,7 @@ export class NfcService {
         ms: Math.round(w.ms * 10) / 10,
         written_at: now,
       };
-      outbox.record(orgId, 'tag.written', {
+      await outbox.record(tx, orgId, 'tag.written', {
         node: api,
         hardware_id: w.uid,
         tag_type: w.type,
@@ -436,55 +458,55 @@ export class NfcService {
         reassigned_from: reassignedFrom,
         written_at: now,
       });
-      repo.logWrite({ org_id: orgId, node_id: next.id, session_id: w.sessionId, uid: w.uid, url: w.url, tag_type: w.type, locked: w.locked ? 1 : 0, written_at: now });
-      const session = repo.activeSession();
+      await repo.logWrite(tx, { org_id: orgId, node_id: next.id, session_id: w.sessionId, uid: w.uid, url: w.url, tag_type: w.type, locked: w.locked ? 1 : 0, written_at: now });
+      const session = await repo.activeSession(tx);
       if (session && session.org_id === orgId) {
-        const item = repo.item(session.id, next.id);
-        if (item) repo.updateItem({ ...item, state: 'written', uid: w.uid, last_error: null, attempts: item.attempts + 1, updated_at: now });
+        const item = await repo.item(tx, session.id, next.id);
+        if (item) await repo.updateItem(tx, { ...item, state: 'written', uid: w.uid, last_error: null, attempts: item.attempts + 1, updated_at: now });
         if (reassignedFrom && bound) {
-          const old = repo.item(session.id, bound.id);
-          if (old && old.state === 'written') repo.updateItem({ ...old, state: 'pending', uid: null, updated_at: now });
+          const old = await repo.item(tx, session.id, bound.id);
+          if (old && old.state === 'written') await repo.updateItem(tx, { ...old, state: 'pending', uid: null, updated_at: now });
         }
       }
       if (next.batch_id) {
-        this.deps.batchService.noteTagWritten(next.batch_id);
-        this.maybeDeploy(orgId, next.batch_id);
+        await this.deps.batchService.noteTagWritten(tx, next.batch_id);
+        await this.maybeDeploy(tx, orgId, next.batch_id);
       }
-      if (session && session.org_id === orgId) this.completeIfDone(session);
+      if (session && session.org_id === orgId) await this.completeIfDone(tx, session);
       return written;
     });
   }
 
   /** A batch whose every node is written or reported lost is deployed. */
-  private maybeDeploy(orgId: string, batchId: string): void {
-    const batch = this.deps.batchService.get(orgId, batchId);
+  private async maybeDeploy(tx: Executor, orgId: string, batchId: string): Promise<void> {
+    const batch = await this.deps.batchService.get(orgId, batchId, tx);
     if (!WRITABLE_BATCH.includes(batch.status)) return;
-    const { rows } = this.deps.nodes.list(orgId, { batch_id: batchId, limit: batch.quantity, offset: 0 });
+    const { rows } = await this.deps.nodeService.list(orgId, { batch_id: batchId, limit: batch.quantity, offset: 0 }, tx);
     if (rows.length > 0 && rows.every((n) => n.hardware_id !== null || n.status === 'lost')) {
-      this.deps.batchService.update(orgId, batchId, { status: 'deployed' });
+      await this.deps.batchService.updateIn(tx, orgId, batchId, { status: 'deployed' });
     }
   }
 
-  private completeIfDone(session: SessionRow): void {
-    const fresh = this.deps.repo.session(session.id);
+  private async completeIfDone(tx: Executor, session: SessionRow): Promise<void> {
+    const fresh = await this.deps.repo.session(tx, session.id);
     if (!fresh || fresh.status !== 'active') return;
-    if (!this.deps.repo.nextItem(session.id)) {
+    if (!(await this.deps.repo.nextItem(tx, session.id))) {
       const now = this.now();
-      this.deps.repo.updateSession({ id: session.id, status: 'completed', updated_at: now, ended_at: now });
+      await this.deps.repo.updateSession(tx, { id: session.id, status: 'completed', updated_at: now, ended_at: now });
     }
   }
 
-  private requireSession(orgId: string): SessionRow {
-    const s = this.deps.repo.activeSession();
+  private async requireSession(db: Executor, orgId: string): Promise<SessionRow> {
+    const s = await this.deps.repo.activeSession(db);
     if (!s || s.org_id !== orgId) throw new ConflictError('No tag writing session is active');
     return s;
   }
 
-  private findItem(s: SessionRow, serial: string | undefined, filter: (i: ItemRow) => boolean, latest: boolean): ItemRow {
-    const items = this.deps.repo.items(s.id);
+  private async findItem(db: Executor, s: SessionRow, serial: string | undefined, filter: (i: ItemRow) => boolean, latest: boolean): Promise<ItemRow> {
+    const items = await this.deps.repo.items(db, s.id);
     if (serial !== undefined) {
       for (const item of items) {
-        const node = this.deps.nodes.get(item.node_id);
+        const node = await this.deps.nodeService.byId(db, item.node_id);
         if (node && (node.serial === serial || node.slug === serial.toUpperCase())) return item;
       }
       throw new ConflictError(`Serial ${serial} is not part of this session`);
@@ -494,28 +516,35 @@ export class NfcService {
     return matching[0];
   }
 
-  private changed(s: SessionRow): SessionView {
-    this.completeIfDone(s);
-    const view = this.view(this.deps.repo.session(s.id)!);
+  /** Runs a change to the active session in one transaction, completes it if done, tells listeners. */
+  private async changeSession(orgId: string, fn: (tx: Executor, s: SessionRow) => Promise<void>): Promise<SessionView> {
+    const { view, s } = await this.deps.store.transaction(async (tx) => {
+      const s = await this.requireSession(tx, orgId);
+      await fn(tx, s);
+      await this.completeIfDone(tx, s);
+      return { s, view: await this.view(tx, (await this.deps.repo.session(tx, s.id))!) };
+    });
     this.emit({ type: 'session', data: view }, s.org_id);
     return view;
   }
 
-  private view(s: SessionRow): SessionView {
-    const items = this.deps.repo.items(s.id);
+  private async view(db: Executor, s: SessionRow): Promise<SessionView> {
+    const { repo, nodeService } = this.deps;
+    const items = await repo.items(db, s.id);
     const counts = { total: items.length, written: 0, pending: 0, skipped: 0, lost: 0 };
     for (const i of items) counts[i.state]++;
-    const nextItem = s.status === 'active' ? this.deps.repo.nextItem(s.id) : undefined;
-    const nextNode = nextItem ? this.deps.nodes.get(nextItem.node_id) : undefined;
-    const batch = this.deps.batchService.get(s.org_id, s.batch_id);
-    const recent = items
+    const nextItem = s.status === 'active' ? await repo.nextItem(db, s.id) : undefined;
+    const nextNode = nextItem ? await nodeService.byId(db, nextItem.node_id) : undefined;
+    const batch = await this.deps.batchService.get(s.org_id, s.batch_id, db);
+    const recentItems = items
       .filter((i) => i.state === 'written' && i.uid)
       .sort((a, b) => b.updated_at.localeCompare(a.updated_at) || b.serial_number - a.serial_number)
-      .slice(0, 5)
-      .map((i) => {
-        const n = this.deps.nodes.get(i.node_id);
-        return { serial: n?.serial ?? null, slug: n?.slug ?? '', hardware_id: i.uid!, written_at: i.updated_at };
-      });
+      .slice(0, 5);
+    const recent = [];
+    for (const i of recentItems) {
+      const n = await nodeService.byId(db, i.node_id);
+      recent.push({ serial: n?.serial ?? null, slug: n?.slug ?? '', hardware_id: i.uid!, written_at: i.updated_at });
+    }
     return {
       id: s.id,
       batch_id: s.batch_id,

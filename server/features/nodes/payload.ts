@@ -2,7 +2,7 @@ import type { FunctionType } from '../../schemas/common.ts';
 import { payloadSchemas } from '../../schemas/payloads.ts';
 import { ValidationError } from '../../platform/errors.ts';
 import { parseOrThrow } from '../../platform/validation.ts';
-import type { TemplateRow } from '../templates/repo.ts';
+import type { TemplateRow } from '../templates/index.ts';
 
 /** Validates a complete payload for its type; returns it exactly as sent. */
 export function validatePayload(type: FunctionType, payload: unknown, prefix = 'payload'): Record<string, unknown> {

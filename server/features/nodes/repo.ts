@@ -1,4 +1,6 @@
-import type { Database } from 'better-sqlite3';
+import { type ExpressionBuilder, sql } from 'kysely';
+import type { Schema } from '../../db/schema.ts';
+import type { Dialect, Executor } from '../../db/store.ts';
 import type { FunctionType, NodeStatus } from '../../schemas/common.ts';
 
 export interface NodeRow {
@@ -19,122 +21,133 @@ export interface NodeRow {
   updated_at: string;
 }
 
-type Stored = Omit<NodeRow, 'payload'> & { payload_json: string };
+const COLUMNS = [
+  'id',
+  'org_id',
+  'slug',
+  'label',
+  'function_type',
+  'payload_json',
+  'status',
+  'hardware_id',
+  'scan_count',
+  'template_id',
+  'batch_id',
+  'serial',
+  'serial_number',
+  'created_at',
+  'updated_at',
+] as const;
 
-const COLUMNS =
-  'id, org_id, slug, label, function_type, payload_json, status, hardware_id, scan_count, template_id, batch_id, serial, serial_number, created_at, updated_at';
-
-function fromStored(row: Stored): NodeRow {
+function fromStored(row: Omit<NodeRow, 'payload' | 'function_type' | 'status'> & { function_type: string; status: string; payload_json: string }): NodeRow {
   const { payload_json, ...rest } = row;
-  return { ...rest, payload: JSON.parse(payload_json) as Record<string, unknown> };
+  return { ...rest, function_type: rest.function_type as FunctionType, status: rest.status as NodeStatus, payload: JSON.parse(payload_json) as Record<string, unknown> };
 }
 
 export interface NodeFilter {
-  status?: NodeStatus;
-  function_type?: FunctionType;
-  batch_id?: string;
-  q?: string;
+  status?: NodeStatus | undefined;
+  function_type?: FunctionType | undefined;
+  batch_id?: string | undefined;
+  q?: string | undefined;
   limit: number;
   offset: number;
 }
 
+/** The only SQL that writes the nodes table (the nodes feature is its one writer). */
 export class NodesRepo {
-  private readonly byId;
-  private readonly bySlug;
-  private readonly insertStmt;
-  private readonly updateStmt;
-  private readonly deleteStmt;
-  private readonly tombstoneStmt;
-  private readonly slugStateStmt;
-  private readonly byTemplateStmt;
-  private readonly byHardwareStmt;
+  private readonly dialect: Dialect;
 
-  private readonly db: Database;
-
-  constructor(db: Database) {
-    this.db = db;
-    this.byId = db.prepare(`SELECT ${COLUMNS} FROM nodes WHERE id = ?`);
-    this.bySlug = db.prepare(`SELECT ${COLUMNS} FROM nodes WHERE org_id = ? AND slug = ?`);
-    this.insertStmt = db.prepare(
-      `INSERT INTO nodes (${COLUMNS}) VALUES (@id, @org_id, @slug, @label, @function_type, @payload_json, @status, @hardware_id, @scan_count, @template_id, @batch_id, @serial, @serial_number, @created_at, @updated_at)`,
-    );
-    this.updateStmt = db.prepare(
-      `UPDATE nodes SET label = @label, function_type = @function_type, payload_json = @payload_json, status = @status,
-         hardware_id = @hardware_id, template_id = @template_id, updated_at = @updated_at WHERE id = @id`,
-    );
-    this.deleteStmt = db.prepare('DELETE FROM nodes WHERE id = ?');
-    this.tombstoneStmt = db.prepare('UPDATE slugs SET deleted_at = ? WHERE slug = ?');
-    this.slugStateStmt = db.prepare('SELECT org_id, deleted_at FROM slugs WHERE slug = ?');
-    this.byTemplateStmt = db.prepare(`SELECT ${COLUMNS} FROM nodes WHERE template_id = ?`);
-    this.byHardwareStmt = db.prepare(`SELECT ${COLUMNS} FROM nodes WHERE org_id = ? AND hardware_id = ?`);
+  constructor(dialect: Dialect) {
+    this.dialect = dialect;
   }
 
-  get(id: string): NodeRow | undefined {
-    const row = this.byId.get(id) as Stored | undefined;
+  async get(db: Executor, id: string): Promise<NodeRow | undefined> {
+    const row = await db.selectFrom('nodes').select(COLUMNS).where('id', '=', id).executeTakeFirst();
     return row && fromStored(row);
   }
 
-  getBySlug(orgId: string, slug: string): NodeRow | undefined {
-    const row = this.bySlug.get(orgId, slug) as Stored | undefined;
+  async getBySlug(db: Executor, orgId: string, slug: string): Promise<NodeRow | undefined> {
+    const row = await db.selectFrom('nodes').select(COLUMNS).where('org_id', '=', orgId).where('slug', '=', slug).executeTakeFirst();
     return row && fromStored(row);
   }
 
-  getByHardwareId(orgId: string, hardwareId: string): NodeRow | undefined {
-    const row = this.byHardwareStmt.get(orgId, hardwareId) as Stored | undefined;
+  async getByHardwareId(db: Executor, orgId: string, hardwareId: string): Promise<NodeRow | undefined> {
+    const row = await db.selectFrom('nodes').select(COLUMNS).where('org_id', '=', orgId).where('hardware_id', '=', hardwareId).executeTakeFirst();
     return row && fromStored(row);
   }
 
   /** Whether a slug was ever minted, and whether it is a tombstone now. */
-  slugState(slug: string): { org_id: string; deleted_at: string | null } | undefined {
-    return this.slugStateStmt.get(slug) as { org_id: string; deleted_at: string | null } | undefined;
+  slugState(db: Executor, slug: string): Promise<{ org_id: string; deleted_at: string | null } | undefined> {
+    return db.selectFrom('slugs').select(['org_id', 'deleted_at']).where('slug', '=', slug).executeTakeFirst();
   }
 
-  insert(node: NodeRow): void {
-    this.insertStmt.run({ ...node, payload_json: JSON.stringify(node.payload) });
+  async insert(db: Executor, node: NodeRow): Promise<void> {
+    const { payload, ...rest } = node;
+    await db.insertInto('nodes').values({ ...rest, payload_json: JSON.stringify(payload) }).execute();
   }
 
-  update(node: NodeRow): void {
-    this.updateStmt.run({ ...node, payload_json: JSON.stringify(node.payload) });
+  async update(db: Executor, node: NodeRow): Promise<void> {
+    await db
+      .updateTable('nodes')
+      .set({
+        label: node.label,
+        function_type: node.function_type,
+        payload_json: JSON.stringify(node.payload),
+        status: node.status,
+        hardware_id: node.hardware_id,
+        template_id: node.template_id,
+        updated_at: node.updated_at,
+      })
+      .where('id', '=', node.id)
+      .execute();
   }
 
-  delete(node: NodeRow, at: string): void {
+  async delete(db: Executor, node: NodeRow, at: string): Promise<void> {
     // Tombstone first: the sync capture of the delete carries the slug's deleted_at, so every
     // instance records the same time.
-    this.tombstoneStmt.run(at, node.slug);
-    this.deleteStmt.run(node.id);
+    await db.updateTable('slugs').set({ deleted_at: at }).where('slug', '=', node.slug).execute();
+    await db.deleteFrom('nodes').where('id', '=', node.id).execute();
   }
 
-  boundToTemplate(templateId: string): NodeRow[] {
-    return (this.byTemplateStmt.all(templateId) as Stored[]).map(fromStored);
+  async boundToTemplate(db: Executor, templateId: string): Promise<NodeRow[]> {
+    const rows = await db.selectFrom('nodes').select(COLUMNS).where('template_id', '=', templateId).orderBy('rowid').execute();
+    return rows.map(fromStored);
   }
 
-  list(orgId: string, filter: NodeFilter): { rows: NodeRow[]; total: number } {
-    const where = ['org_id = @org_id'];
-    const params: Record<string, unknown> = { org_id: orgId, limit: filter.limit, offset: filter.offset };
-    if (filter.status) {
-      where.push('status = @status');
-      params.status = filter.status;
-    }
-    if (filter.function_type) {
-      where.push('function_type = @function_type');
-      params.function_type = filter.function_type;
-    }
-    if (filter.batch_id) {
-      where.push('batch_id = @batch_id');
-      params.batch_id = filter.batch_id;
-    }
-    if (filter.q) {
-      where.push("(label LIKE @q ESCAPE '\\' OR slug LIKE @q ESCAPE '\\' OR serial LIKE @q ESCAPE '\\')");
-      params.q = `%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    }
-    const order = filter.batch_id ? 'serial_number ASC, id ASC' : 'created_at DESC, rowid DESC';
-    const clause = where.join(' AND ');
-    const rows = this.db
-      .prepare(`SELECT ${COLUMNS} FROM nodes WHERE ${clause} ORDER BY ${order} LIMIT @limit OFFSET @offset`)
-      .all(params) as Stored[];
-    const { total } = this.db.prepare(`SELECT COUNT(*) AS total FROM nodes WHERE ${clause}`).get(params) as {
-      total: number;
+  /** Nodes of a batch with a tag bound (written). */
+  async countWritten(db: Executor, batchId: string): Promise<number> {
+    const row = await db
+      .selectFrom('nodes')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('batch_id', '=', batchId)
+      .where('hardware_id', 'is not', null)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async list(db: Executor, orgId: string, filter: NodeFilter): Promise<{ rows: NodeRow[]; total: number }> {
+    const where = (eb: ExpressionBuilder<Schema, 'nodes'>) => {
+      const terms = [eb('org_id', '=', orgId)];
+      if (filter.status) terms.push(eb('status', '=', filter.status));
+      if (filter.function_type) terms.push(eb('function_type', '=', filter.function_type));
+      if (filter.batch_id) terms.push(eb('batch_id', '=', filter.batch_id));
+      if (filter.q) {
+        const pattern = `%${filter.q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+        // SQLite's LIKE ignores ASCII case; PostgreSQL's ILIKE is the same search.
+        const like = this.dialect === 'postgres' ? sql`ILIKE` : sql`LIKE`;
+        const match = (column: 'label' | 'slug' | 'serial') => sql<boolean>`${sql.ref(column)} ${like} ${pattern} ESCAPE '\\'`;
+        terms.push(eb.or([match('label'), match('slug'), match('serial')]));
+      }
+      return eb.and(terms);
     };
-    return { rows: rows.map(fromStored), total };
+    let query = db.selectFrom('nodes').select(COLUMNS).where(where);
+    query = filter.batch_id ? query.orderBy('serial_number', 'asc').orderBy('id', 'asc') : query.orderBy('created_at', 'desc').orderBy('rowid', 'desc');
+    const rows = await query.limit(filter.limit).offset(filter.offset).execute();
+    const count = await db
+      .selectFrom('nodes')
+      .select((eb) => eb.fn.countAll<number>().as('total'))
+      .where(where)
+      .executeTakeFirstOrThrow();
+    return { rows: rows.map(fromStored), total: Number(count.total) };
   }
 }

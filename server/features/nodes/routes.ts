@@ -13,8 +13,8 @@ export function nodeRoutes(nodes: NodeService) {
       tags: ['Nodes'],
       body: CreateNodeBody,
       responses: { 201: { description: 'Created', schema: NodeCreated } },
-      handler: ({ body, auth }) => {
-        const node = nodes.toApi(nodes.create(auth.orgId, body));
+      handler: async ({ body, auth }) => {
+        const node = nodes.toApi(await nodes.create(auth.orgId, body));
         return { status: 201, data: { id: node.id, slug: node.slug, url: node.url, function_type: node.function_type, status: node.status } };
       },
     }),
@@ -25,8 +25,8 @@ export function nodeRoutes(nodes: NodeService) {
       tags: ['Nodes'],
       query: ListNodesQuery,
       responses: { 200: { description: 'Nodes', schema: Node, list: true } },
-      handler: ({ query, auth }) => {
-        const { rows, total } = nodes.list(auth.orgId, query);
+      handler: async ({ query, auth }) => {
+        const { rows, total } = await nodes.list(auth.orgId, query);
         return { data: rows.map((n) => nodes.toApi(n)), total };
       },
     }),
@@ -37,7 +37,7 @@ export function nodeRoutes(nodes: NodeService) {
       tags: ['Nodes'],
       params: SlugParams,
       responses: { 200: { description: 'The node', schema: Node }, 404: notFound },
-      handler: ({ params, auth }) => ({ data: nodes.toApi(nodes.get(auth.orgId, params.slug)) }),
+      handler: async ({ params, auth }) => ({ data: nodes.toApi(await nodes.get(auth.orgId, params.slug)) }),
     }),
     defineRoute({
       method: 'patch',
@@ -47,8 +47,8 @@ export function nodeRoutes(nodes: NodeService) {
       params: SlugParams,
       body: UpdateNodeBody,
       responses: { 200: { description: 'Updated', schema: NodeUpdated }, 404: notFound },
-      handler: ({ params, body, auth }) => {
-        const n = nodes.toApi(nodes.update(auth.orgId, params.slug, body));
+      handler: async ({ params, body, auth }) => {
+        const n = nodes.toApi(await nodes.update(auth.orgId, params.slug, body));
         return {
           data: { id: n.id, slug: n.slug, label: n.label, url: n.url, function_type: n.function_type, payload: n.payload, status: n.status },
         };
@@ -61,8 +61,8 @@ export function nodeRoutes(nodes: NodeService) {
       tags: ['Nodes'],
       params: SlugParams,
       responses: { 200: { description: 'Deleted', schema: NodeDeleted }, 404: notFound },
-      handler: ({ params, auth }) => {
-        const node = nodes.remove(auth.orgId, params.slug);
+      handler: async ({ params, auth }) => {
+        const node = await nodes.remove(auth.orgId, params.slug);
         return { data: { deleted: true, slug: node.slug } };
       },
     }),
@@ -73,7 +73,7 @@ export function nodeRoutes(nodes: NodeService) {
       tags: ['Nodes'],
       params: SlugParams,
       responses: { 200: { description: 'The node', schema: Node }, 404: notFound },
-      handler: ({ params, auth }) => ({ data: nodes.toApi(nodes.setStatus(auth.orgId, params.slug, 'lost')) }),
+      handler: async ({ params, auth }) => ({ data: nodes.toApi(await nodes.setStatus(auth.orgId, params.slug, 'lost')) }),
     }),
   ];
 }

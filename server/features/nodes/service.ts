@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ValidationError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
@@ -6,9 +6,9 @@ import { mergePatch } from '../../platform/mergePatch.ts';
 import type { Outbox } from '../../platform/outbox.ts';
 import type { FunctionType, NodeStatus } from '../../schemas/common.ts';
 import type { NodeT } from '../../schemas/nodes.ts';
-import type { SlugAllocator } from '../slugs/allocator.ts';
-import { normalizeSlug } from '../slugs/crockford.ts';
-import type { TemplatesRepo } from '../templates/repo.ts';
+import type { SyncChangeT } from '../../schemas/sync.ts';
+import { normalizeSlug, type SlugAllocator } from '../slugs/index.ts';
+import type { TemplateRow } from '../templates/index.ts';
 import { applyTemplate, assertNoLockedOverride, assertTemplateFits, validatePayload } from './payload.ts';
 import type { NodeFilter, NodeRow, NodesRepo } from './repo.ts';
 
@@ -27,17 +27,30 @@ export interface UpdateNodeInput {
   status?: 'active' | 'paused' | 'retired' | undefined;
 }
 
+/** What a node takes from its template (the templates feature answers). */
+export interface TemplateLookup {
+  get(db: Executor, orgId: string, id: string): Promise<TemplateRow | undefined>;
+}
+
+/** The fields other features may change on a node (NodeService.change). */
+export type NodeChange = Partial<Pick<NodeRow, 'payload' | 'status' | 'hardware_id'>>;
+
 export interface NodeServiceDeps {
-  db: Database;
+  store: Store;
   clock: Clock;
-  outbox: Outbox;
+  outbox: Pick<Outbox, 'record'>;
   nodes: NodesRepo;
-  templates: TemplatesRepo;
+  templates: TemplateLookup;
   slugs: SlugAllocator;
   /** `{scan_base}/v/<slug>` */
   scanUrl: (slug: string) => string;
 }
 
+/**
+ * Nodes, and the one writer of the nodes table: other features (templates, batches, NFC) change
+ * nodes through the methods here that take the caller's transaction, which also record the
+ * `node.*` events.
+ */
 export class NodeService {
   private readonly deps: NodeServiceDeps;
 
@@ -65,13 +78,12 @@ export class NodeService {
     };
   }
 
-  create(orgId: string, input: CreateNodeInput): NodeRow {
-    const { db, outbox } = this.deps;
-    return db.transaction(() => {
+  create(orgId: string, input: CreateNodeInput): Promise<NodeRow> {
+    return this.deps.store.transaction(async (tx) => {
       let payload = input.payload;
       let templateId: string | null = null;
       if (input.template_id !== undefined) {
-        const template = this.deps.templates.get(orgId, input.template_id);
+        const template = await this.deps.templates.get(tx, orgId, input.template_id);
         if (!template) throw new ValidationError({ template_id: 'Template not found' });
         assertTemplateFits(template, input.function_type);
         assertNoLockedOverride(template, payload);
@@ -79,32 +91,31 @@ export class NodeService {
         templateId = template.id;
       }
       validatePayload(input.function_type, payload);
-      const node = this.newNode(orgId, {
+      const node = await this.newNode(tx, orgId, {
         label: input.label,
         function_type: input.function_type,
         payload,
         status: input.status ?? 'active',
         template_id: templateId,
       });
-      outbox.record(orgId, 'node.created', this.toApi(node));
+      await this.deps.outbox.record(tx, orgId, 'node.created', this.toApi(node));
       return node;
-    })();
+    });
   }
 
-  /**
-   * Mints a slug and inserts a node. Call inside a transaction (create, batch generation).
-   */
-  newNode(
+  /** Mints a slug and inserts a node, in the caller's transaction (create, batch generation). */
+  async newNode(
+    tx: Executor,
     orgId: string,
     fields: Pick<NodeRow, 'label' | 'function_type' | 'payload' | 'status' | 'template_id'> &
       Partial<Pick<NodeRow, 'batch_id' | 'serial' | 'serial_number'>>,
-  ): NodeRow {
+  ): Promise<NodeRow> {
     const now = this.now();
     const id = newId();
     const node: NodeRow = {
       id,
       org_id: orgId,
-      slug: this.deps.slugs.mint(orgId, id),
+      slug: await this.deps.slugs.mint(tx, orgId, id),
       hardware_id: null,
       scan_count: 0,
       batch_id: null,
@@ -114,26 +125,45 @@ export class NodeService {
       updated_at: now,
       ...fields,
     };
-    this.deps.nodes.insert(node);
+    await this.deps.nodes.insert(tx, node);
     return node;
   }
 
-  get(orgId: string, slugInput: string): NodeRow {
+  async get(orgId: string, slugInput: string, db: Executor = this.deps.store.db): Promise<NodeRow> {
     const slug = normalizeSlug(slugInput);
-    const node = slug ? this.deps.nodes.getBySlug(orgId, slug) : undefined;
+    const node = slug ? await this.deps.nodes.getBySlug(db, orgId, slug) : undefined;
     if (!node) throw notFound.node();
     return node;
   }
 
-  list(orgId: string, filter: NodeFilter): { rows: NodeRow[]; total: number } {
-    return this.deps.nodes.list(orgId, filter);
+  /** A node by id (any organization: callers hold the id from their own rows). */
+  byId(db: Executor, id: string): Promise<NodeRow | undefined> {
+    return this.deps.nodes.get(db, id);
   }
 
-  update(orgId: string, slugInput: string, input: UpdateNodeInput): NodeRow {
-    const { db, outbox } = this.deps;
-    return db.transaction(() => {
-      const node = this.get(orgId, slugInput);
-      const template = node.template_id ? this.deps.templates.get(orgId, node.template_id) : undefined;
+  /** The node a tag (hardware id) is bound to in an organization. */
+  byHardwareId(db: Executor, orgId: string, hardwareId: string): Promise<NodeRow | undefined> {
+    return this.deps.nodes.getByHardwareId(db, orgId, hardwareId);
+  }
+
+  /** Nodes bound to a template, oldest first. */
+  boundToTemplate(db: Executor, templateId: string): Promise<NodeRow[]> {
+    return this.deps.nodes.boundToTemplate(db, templateId);
+  }
+
+  /** Nodes of a batch with a tag bound. */
+  writtenInBatch(db: Executor, batchId: string): Promise<number> {
+    return this.deps.nodes.countWritten(db, batchId);
+  }
+
+  list(orgId: string, filter: NodeFilter, db: Executor = this.deps.store.db): Promise<{ rows: NodeRow[]; total: number }> {
+    return this.deps.nodes.list(db, orgId, filter);
+  }
+
+  update(orgId: string, slugInput: string, input: UpdateNodeInput): Promise<NodeRow> {
+    return this.deps.store.transaction(async (tx) => {
+      const node = await this.get(orgId, slugInput, tx);
+      const template = node.template_id ? await this.deps.templates.get(tx, orgId, node.template_id) : undefined;
       const next: NodeRow = { ...node };
       if (input.label !== undefined) next.label = input.label;
       if (input.status !== undefined) next.status = input.status;
@@ -148,31 +178,51 @@ export class NodeService {
         next.payload = validatePayload(node.function_type, mergePatch(node.payload, input.payload));
       }
       next.updated_at = this.now();
-      this.deps.nodes.update(next);
-      outbox.record(orgId, 'node.updated', this.toApi(next));
-      return next;
-    })();
+      return this.save(tx, next);
+    });
   }
 
   /** Sets a status outside PATCH's allowed values (lost, or active after a tag is verified). */
-  setStatus(orgId: string, slugInput: string, status: NodeStatus): NodeRow {
-    return this.deps.db.transaction(() => {
-      const node = this.get(orgId, slugInput);
-      const next: NodeRow = { ...node, status, updated_at: this.now() };
-      this.deps.nodes.update(next);
-      this.deps.outbox.record(orgId, 'node.updated', this.toApi(next));
-      return next;
-    })();
+  setStatus(orgId: string, slugInput: string, status: NodeStatus): Promise<NodeRow> {
+    return this.deps.store.transaction(async (tx) => this.change(tx, await this.get(orgId, slugInput, tx), { status }));
   }
 
-  remove(orgId: string, slugInput: string): NodeRow {
-    const { db, outbox } = this.deps;
-    return db.transaction(() => {
-      const node = this.get(orgId, slugInput);
-      this.deps.nodes.delete(node, this.now());
-      outbox.record(orgId, 'node.deleted', { id: node.id, slug: node.slug, deleted_at: this.now() });
+  /**
+   * Changes a node in the caller's transaction and records `node.updated` (templates pushing a
+   * locked field, a batch deployed, a tag bound or released). `at` defaults to now.
+   */
+  change(tx: Executor, node: NodeRow, fields: NodeChange, at: string = this.now()): Promise<NodeRow> {
+    return this.save(tx, { ...node, ...fields, updated_at: at });
+  }
+
+  remove(orgId: string, slugInput: string): Promise<NodeRow> {
+    return this.deps.store.transaction(async (tx) => {
+      const node = await this.get(orgId, slugInput, tx);
+      const at = this.now();
+      await this.deps.nodes.delete(tx, node, at);
+      await this.deps.outbox.record(tx, orgId, 'node.deleted', { id: node.id, slug: node.slug, deleted_at: at });
       return node;
-    })();
+    });
+  }
+
+  /**
+   * The events for a node change a site pushed (sync applies it; the remote emits the webhook
+   * events, paired sites deliver none themselves). Runs in the push's transaction.
+   */
+  async remoteChangeApplied(tx: Executor, orgId: string, change: Pick<SyncChangeT, 'entity' | 'entity_id' | 'fields'>, effect: 'created' | 'updated' | 'deleted'): Promise<void> {
+    if (change.entity !== 'node') return;
+    if (effect === 'deleted') {
+      await this.deps.outbox.record(tx, orgId, 'node.deleted', { id: change.entity_id, slug: change.fields.slug, deleted_at: this.now() });
+      return;
+    }
+    const node = await this.deps.nodes.get(tx, change.entity_id);
+    if (node) await this.deps.outbox.record(tx, orgId, effect === 'created' ? 'node.created' : 'node.updated', this.toApi(node));
+  }
+
+  private async save(tx: Executor, next: NodeRow): Promise<NodeRow> {
+    await this.deps.nodes.update(tx, next);
+    await this.deps.outbox.record(tx, next.org_id, 'node.updated', this.toApi(next));
+    return next;
   }
 
   private now(): string {

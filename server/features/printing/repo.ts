@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Executor } from '../../db/store.ts';
 
 export interface PrinterRow {
   id: string;
@@ -11,47 +11,43 @@ export interface PrinterRow {
   updated_at: string;
 }
 
-const COLUMNS = 'id, org_id, name, layout, offset_x, offset_y, created_at, updated_at';
+const COLUMNS = ['id', 'org_id', 'name', 'layout', 'offset_x', 'offset_y', 'created_at', 'updated_at'] as const;
 
 /** Printer profiles (calibration per printer); the only SQL of the printing feature. */
 export class PrintersRepo {
-  private readonly getStmt;
-  private readonly insertStmt;
-  private readonly updateStmt;
-  private readonly deleteStmt;
-  private readonly listStmt;
-  private readonly countStmt;
-
-  constructor(db: Database) {
-    this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM printer_profiles WHERE org_id = ? AND id = ?`);
-    this.insertStmt = db.prepare(
-      `INSERT INTO printer_profiles (${COLUMNS}) VALUES (@id, @org_id, @name, @layout, @offset_x, @offset_y, @created_at, @updated_at)`,
-    );
-    this.updateStmt = db.prepare(
-      'UPDATE printer_profiles SET name = @name, layout = @layout, offset_x = @offset_x, offset_y = @offset_y, updated_at = @updated_at WHERE id = @id AND org_id = @org_id',
-    );
-    this.deleteStmt = db.prepare('DELETE FROM printer_profiles WHERE org_id = ? AND id = ?');
-    this.listStmt = db.prepare(`SELECT ${COLUMNS} FROM printer_profiles WHERE org_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`);
-    this.countStmt = db.prepare('SELECT COUNT(*) FROM printer_profiles WHERE org_id = ?').pluck();
+  get(db: Executor, orgId: string, id: string): Promise<PrinterRow | undefined> {
+    return db.selectFrom('printer_profiles').select(COLUMNS).where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
   }
 
-  get(orgId: string, id: string): PrinterRow | undefined {
-    return this.getStmt.get(orgId, id) as PrinterRow | undefined;
+  async insert(db: Executor, row: PrinterRow): Promise<void> {
+    await db.insertInto('printer_profiles').values(row).execute();
   }
 
-  insert(row: PrinterRow): void {
-    this.insertStmt.run(row);
+  async update(db: Executor, row: PrinterRow): Promise<void> {
+    await db
+      .updateTable('printer_profiles')
+      .set({ name: row.name, layout: row.layout, offset_x: row.offset_x, offset_y: row.offset_y, updated_at: row.updated_at })
+      .where('id', '=', row.id)
+      .where('org_id', '=', row.org_id)
+      .execute();
   }
 
-  update(row: PrinterRow): void {
-    this.updateStmt.run(row);
+  async delete(db: Executor, orgId: string, id: string): Promise<boolean> {
+    const result = await db.deleteFrom('printer_profiles').where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
   }
 
-  delete(orgId: string, id: string): boolean {
-    return this.deleteStmt.run(orgId, id).changes > 0;
-  }
-
-  list(orgId: string, limit: number, offset: number): { rows: PrinterRow[]; total: number } {
-    return { rows: this.listStmt.all(orgId, limit, offset) as PrinterRow[], total: this.countStmt.get(orgId) as number };
+  async list(db: Executor, orgId: string, limit: number, offset: number): Promise<{ rows: PrinterRow[]; total: number }> {
+    const rows = await db
+      .selectFrom('printer_profiles')
+      .select(COLUMNS)
+      .where('org_id', '=', orgId)
+      .orderBy('created_at', 'desc')
+      .orderBy('rowid', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    const count = await db.selectFrom('printer_profiles').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow();
+    return { rows, total: Number(count.n) };
   }
 }

@@ -52,7 +52,7 @@ function sendPreview(res: Response, pdf: PreparedPdf, page: number): undefined {
  */
 export async function sendManifestPdf(print: PrintService, ctx: { req: Request; res: Response; orgId: string; batchId: string }): Promise<undefined> {
   const options = parseOrThrow(ManifestPdfQuery, { ...ctx.req.query });
-  const pdf = print.batchPdf(ctx.orgId, ctx.batchId, options);
+  const pdf = await print.batchPdf(ctx.orgId, ctx.batchId, options);
   return sendPdf(ctx.res, pdf, true);
 }
 
@@ -83,7 +83,7 @@ export function printingRoutes(print: PrintService) {
       params: z.object({ id: z.string() }),
       query: CalibrationQuery,
       responses: { 200: { description: 'The calibration page', content: PDF_CONTENT }, 404: { description: 'Not found (unknown layout)' } },
-      handler: ({ params, query, auth, res }) => sendPdf(res, print.calibrationPdf(auth.orgId, params.id, query), false),
+      handler: async ({ params, query, auth, res }) => sendPdf(res, await print.calibrationPdf(auth.orgId, params.id, query), false),
     }),
     defineRoute({
       method: 'get',
@@ -96,7 +96,7 @@ export function printingRoutes(print: PrintService) {
         200: { description: 'The label', content: PDF_CONTENT },
         404: { description: 'Node not found' },
       },
-      handler: ({ params, query, auth, res }) => sendPdf(res, print.nodePdf(auth.orgId, params.slug, query), false),
+      handler: async ({ params, query, auth, res }) => sendPdf(res, await print.nodePdf(auth.orgId, params.slug, query), false),
     }),
     defineRoute({
       method: 'get',
@@ -110,7 +110,7 @@ export function printingRoutes(print: PrintService) {
         404: { description: 'Batch not found' },
         409: { description: 'Manifest not ready' },
       },
-      handler: ({ params, query, auth, res }) => sendPreview(res, print.batchPdf(auth.orgId, params.id, query), query.page),
+      handler: async ({ params, query, auth, res }) => sendPreview(res, await print.batchPdf(auth.orgId, params.id, query), query.page),
     }),
     defineRoute({
       method: 'get',
@@ -120,7 +120,7 @@ export function printingRoutes(print: PrintService) {
       params: SlugParams,
       query: PreviewQuery,
       responses: { 200: { description: 'The page', content: SVG_CONTENT }, 404: { description: 'Node not found' } },
-      handler: ({ params, query, auth, res }) => sendPreview(res, print.nodePdf(auth.orgId, params.slug, query), query.page),
+      handler: async ({ params, query, auth, res }) => sendPreview(res, await print.nodePdf(auth.orgId, params.slug, query), query.page),
     }),
     defineRoute({
       method: 'post',
@@ -129,7 +129,7 @@ export function printingRoutes(print: PrintService) {
       tags: ['Printing'],
       body: CreatePrinterBody,
       responses: { 201: { description: 'Created', schema: Printer } },
-      handler: ({ body, auth }) => ({ status: 201, data: print.toApiPrinter(print.createPrinter(auth.orgId, body)) }),
+      handler: async ({ body, auth }) => ({ status: 201, data: print.toApiPrinter(await print.createPrinter(auth.orgId, body)) }),
     }),
     defineRoute({
       method: 'get',
@@ -138,8 +138,8 @@ export function printingRoutes(print: PrintService) {
       tags: ['Printing'],
       query: ListPrintersQuery,
       responses: { 200: { description: 'Printer profiles', schema: Printer, list: true } },
-      handler: ({ query, auth }) => {
-        const { rows, total } = print.listPrinters(auth.orgId, query.limit, query.offset);
+      handler: async ({ query, auth }) => {
+        const { rows, total } = await print.listPrinters(auth.orgId, query.limit, query.offset);
         return { data: rows.map((r) => print.toApiPrinter(r)), total };
       },
     }),
@@ -150,7 +150,7 @@ export function printingRoutes(print: PrintService) {
       tags: ['Printing'],
       params: PrinterParams,
       responses: { 200: { description: 'The printer profile', schema: Printer }, 404: { description: 'Not found' } },
-      handler: ({ params, auth }) => ({ data: print.toApiPrinter(print.getPrinter(auth.orgId, params.id)) }),
+      handler: async ({ params, auth }) => ({ data: print.toApiPrinter(await print.getPrinter(auth.orgId, params.id)) }),
     }),
     defineRoute({
       method: 'patch',
@@ -160,7 +160,7 @@ export function printingRoutes(print: PrintService) {
       params: PrinterParams,
       body: UpdatePrinterBody,
       responses: { 200: { description: 'Updated', schema: Printer }, 404: { description: 'Not found' } },
-      handler: ({ params, body, auth }) => ({ data: print.toApiPrinter(print.updatePrinter(auth.orgId, params.id, body)) }),
+      handler: async ({ params, body, auth }) => ({ data: print.toApiPrinter(await print.updatePrinter(auth.orgId, params.id, body)) }),
     }),
     defineRoute({
       method: 'delete',
@@ -169,8 +169,8 @@ export function printingRoutes(print: PrintService) {
       tags: ['Printing'],
       params: PrinterParams,
       responses: { 200: { description: 'Deleted', schema: Deleted.extend({ id: z.string() }) }, 404: { description: 'Not found' } },
-      handler: ({ params, auth }) => {
-        print.removePrinter(auth.orgId, params.id);
+      handler: async ({ params, auth }) => {
+        await print.removePrinter(auth.orgId, params.id);
         return { data: { deleted: true, id: params.id } };
       },
     }),

@@ -1,12 +1,13 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { PassThrough, type Writable } from 'node:stream';
+import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { type Caption, DEFAULT_LAYOUT_ID, type LabelLayoutT, type LayoutInfoT, type PrintOptions, type PrintQuery, type PrinterT } from '../../schemas/printing.ts';
-import type { BatchService } from '../batches/service.ts';
-import type { NodeService } from '../nodes/service.ts';
+import type { BatchService } from '../batches/index.ts';
+import type { NodeService } from '../nodes/index.ts';
 import { layoutInfo, loadLayouts } from './layouts.ts';
 import { type LabelItem, type PdfJob, labelsPdfBuffer, planLabels, writeCalibrationPdf, writeLabelsPdf } from './pdf.ts';
 import { printableUrl } from './qr.ts';
@@ -16,6 +17,7 @@ import { renderPageSvg } from './svg.ts';
 export const CAPTION_FONT_FILE = 'DejaVuSansMono.ttf';
 
 export interface PrintServiceDeps {
+  store: Store;
   clock: Clock;
   batches: BatchService;
   nodes: NodeService;
@@ -102,7 +104,7 @@ export class PrintService {
     return rest;
   }
 
-  createPrinter(orgId: string, input: { name: string; layout?: string | null | undefined; offset_x?: number | undefined; offset_y?: number | undefined }): PrinterRow {
+  async createPrinter(orgId: string, input: { name: string; layout?: string | null | undefined; offset_x?: number | undefined; offset_y?: number | undefined }): Promise<PrinterRow> {
     if (input.layout) this.layout(input.layout);
     const now = new Date(this.deps.clock.now()).toISOString();
     const row: PrinterRow = {
@@ -115,44 +117,46 @@ export class PrintService {
       created_at: now,
       updated_at: now,
     };
-    this.deps.printers.insert(row);
+    await this.deps.printers.insert(this.deps.store.db, row);
     return row;
   }
 
-  getPrinter(orgId: string, id: string): PrinterRow {
-    const row = this.deps.printers.get(orgId, id);
+  async getPrinter(orgId: string, id: string, db: Executor = this.deps.store.db): Promise<PrinterRow> {
+    const row = await this.deps.printers.get(db, orgId, id);
     if (!row) throw new NotFoundError();
     return row;
   }
 
   listPrinters(orgId: string, limit: number, offset: number) {
-    return this.deps.printers.list(orgId, limit, offset);
+    return this.deps.printers.list(this.deps.store.db, orgId, limit, offset);
   }
 
-  updatePrinter(orgId: string, id: string, input: { name?: string | undefined; layout?: string | null | undefined; offset_x?: number | undefined; offset_y?: number | undefined }): PrinterRow {
-    const row = this.getPrinter(orgId, id);
-    if (input.layout) this.layout(input.layout);
-    const next: PrinterRow = {
-      ...row,
-      name: input.name ?? row.name,
-      layout: input.layout === undefined ? row.layout : input.layout,
-      offset_x: input.offset_x ?? row.offset_x,
-      offset_y: input.offset_y ?? row.offset_y,
-      updated_at: new Date(this.deps.clock.now()).toISOString(),
-    };
-    this.deps.printers.update(next);
-    return next;
+  updatePrinter(orgId: string, id: string, input: { name?: string | undefined; layout?: string | null | undefined; offset_x?: number | undefined; offset_y?: number | undefined }): Promise<PrinterRow> {
+    return this.deps.store.transaction(async (tx) => {
+      const row = await this.getPrinter(orgId, id, tx);
+      if (input.layout) this.layout(input.layout);
+      const next: PrinterRow = {
+        ...row,
+        name: input.name ?? row.name,
+        layout: input.layout === undefined ? row.layout : input.layout,
+        offset_x: input.offset_x ?? row.offset_x,
+        offset_y: input.offset_y ?? row.offset_y,
+        updated_at: new Date(this.deps.clock.now()).toISOString(),
+      };
+      await this.deps.printers.update(tx, next);
+      return next;
+    });
   }
 
-  removePrinter(orgId: string, id: string): void {
-    if (!this.deps.printers.delete(orgId, id)) throw new NotFoundError();
+  async removePrinter(orgId: string, id: string): Promise<void> {
+    if (!(await this.deps.printers.delete(this.deps.store.db, orgId, id))) throw new NotFoundError();
   }
 
   /** Fills what the request left out from the printer profile, then the defaults. */
-  resolve(orgId: string, query: PrintQuery): { layout: LabelLayoutT; options: PrintOptions } {
+  async resolve(orgId: string, query: PrintQuery): Promise<{ layout: LabelLayoutT; options: PrintOptions }> {
     let printer: PrinterRow | undefined;
     if (query.printer !== undefined) {
-      printer = this.deps.printers.get(orgId, query.printer);
+      printer = await this.deps.printers.get(this.deps.store.db, orgId, query.printer);
       if (!printer) throw new ValidationError({ printer: 'Printer not found' });
     }
     const options: PrintOptions = {
@@ -169,12 +173,12 @@ export class PrintService {
   // ---- PDFs ---------------------------------------------------------------------------------
 
   /** The print sheet of a batch, in serial order (404 unknown batch, 409 manifest not ready). */
-  batchPdf(orgId: string, batchId: string, query: PrintQuery): PreparedPdf {
-    const { layout, options } = this.resolve(orgId, query);
-    const { batch, nodes: rows } = this.deps.batches.manifest(orgId, batchId);
+  async batchPdf(orgId: string, batchId: string, query: PrintQuery): Promise<PreparedPdf> {
+    const { layout, options } = await this.resolve(orgId, query);
+    const { batch, nodes: rows } = await this.deps.batches.manifest(orgId, batchId);
     const labels = new Map<string, string>();
     if (options.caption === 'label') {
-      const { rows: nodes } = this.deps.nodes.list(orgId, { batch_id: batch.id, limit: Math.max(1, batch.quantity), offset: 0 });
+      const { rows: nodes } = await this.deps.nodes.list(orgId, { batch_id: batch.id, limit: Math.max(1, batch.quantity), offset: 0 });
       for (const n of nodes) labels.set(n.id, n.label);
     }
     const sources: Source[] = rows.map((r) => ({ url: r.url, slug: r.slug, serial: r.serial || null, label: labels.get(r.id) ?? r.serial }));
@@ -183,18 +187,18 @@ export class PrintService {
   }
 
   /** One node's label (404 unknown node). */
-  nodePdf(orgId: string, slug: string, query: PrintQuery): PreparedPdf {
-    const { layout, options } = this.resolve(orgId, query);
-    const node = this.deps.nodes.toApi(this.deps.nodes.get(orgId, slug));
+  async nodePdf(orgId: string, slug: string, query: PrintQuery): Promise<PreparedPdf> {
+    const { layout, options } = await this.resolve(orgId, query);
+    const node = this.deps.nodes.toApi(await this.deps.nodes.get(orgId, slug));
     const source: Source = { url: node.url, slug: node.slug, serial: node.serial, label: node.label };
     return this.prepare(layout, [source], options, `Waymark label — ${node.label} (${node.slug})`, `${node.slug}-label-${layout.id}.pdf`);
   }
 
   /** A calibration page for `layoutId`: label outlines and centre crosses, no codes. */
-  calibrationPdf(orgId: string, layoutId: string, query: { offset_x?: number | undefined; offset_y?: number | undefined; printer?: string | undefined }): PreparedPdf {
+  async calibrationPdf(orgId: string, layoutId: string, query: { offset_x?: number | undefined; offset_y?: number | undefined; printer?: string | undefined }): Promise<PreparedPdf> {
     const layout = this.byId.get(layoutId);
     if (!layout) throw new NotFoundError();
-    const { options } = this.resolve(orgId, { ...query, layout: layout.id, caption: 'none', cut_marks: false, start: 0 });
+    const { options } = await this.resolve(orgId, { ...query, layout: layout.id, caption: 'none', cut_marks: false, start: 0 });
     const job = { layout, offsetX: options.offset_x, offsetY: options.offset_y, createdAt: new Date(this.deps.clock.now()), font: this.deps.font };
     const write = (out: Writable) => writeCalibrationPdf(job, out);
     return {

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Executor } from '../../db/store.ts';
 import type { FunctionType } from '../../schemas/common.ts';
 import type { RuleType } from '../../schemas/rules.ts';
 
@@ -15,16 +15,25 @@ export interface RuleRow {
   updated_at: string;
 }
 
-type Stored = Omit<RuleRow, 'conditions' | 'payload' | 'enabled'> & {
+type Stored = Omit<RuleRow, 'conditions' | 'payload' | 'enabled' | 'rule_type' | 'function_type'> & {
+  rule_type: string;
+  function_type: string;
   conditions_json: string;
   payload_json: string;
   enabled: number;
 };
 
-const COLUMNS = 'id, node_id, rule_type, conditions_json, function_type, payload_json, priority, enabled, created_at, updated_at';
+const COLUMNS = ['id', 'node_id', 'rule_type', 'conditions_json', 'function_type', 'payload_json', 'priority', 'enabled', 'created_at', 'updated_at'] as const;
 
 function fromStored({ conditions_json, payload_json, enabled, ...rest }: Stored): RuleRow {
-  return { ...rest, conditions: JSON.parse(conditions_json), payload: JSON.parse(payload_json), enabled: enabled === 1 };
+  return {
+    ...rest,
+    rule_type: rest.rule_type as RuleType,
+    function_type: rest.function_type as FunctionType,
+    conditions: JSON.parse(conditions_json),
+    payload: JSON.parse(payload_json),
+    enabled: enabled === 1,
+  };
 }
 
 function toStored({ conditions, payload, enabled, ...rest }: RuleRow): Stored {
@@ -32,44 +41,34 @@ function toStored({ conditions, payload, enabled, ...rest }: RuleRow): Stored {
 }
 
 export class RulesRepo {
-  private readonly listStmt;
-  private readonly getStmt;
-  private readonly insertStmt;
-  private readonly updateStmt;
-  private readonly deleteStmt;
-
-  constructor(db: Database) {
-    // Evaluation order: priority, then age (rowid breaks ties within one millisecond; ids are random).
-    this.listStmt = db.prepare(`SELECT ${COLUMNS} FROM rules WHERE node_id = ? ORDER BY priority, created_at, rowid`);
-    this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM rules WHERE node_id = ? AND id = ?`);
-    this.insertStmt = db.prepare(
-      `INSERT INTO rules (${COLUMNS}) VALUES (@id, @node_id, @rule_type, @conditions_json, @function_type, @payload_json, @priority, @enabled, @created_at, @updated_at)`,
-    );
-    this.updateStmt = db.prepare(
-      `UPDATE rules SET rule_type = @rule_type, conditions_json = @conditions_json, function_type = @function_type,
-         payload_json = @payload_json, priority = @priority, enabled = @enabled, updated_at = @updated_at WHERE id = @id`,
-    );
-    this.deleteStmt = db.prepare('DELETE FROM rules WHERE id = ?');
+  /** Evaluation order: priority, then age (rowid breaks ties within one millisecond; ids are random). */
+  async listForNode(db: Executor, nodeId: string): Promise<RuleRow[]> {
+    const rows = await db
+      .selectFrom('rules')
+      .select(COLUMNS)
+      .where('node_id', '=', nodeId)
+      .orderBy('priority')
+      .orderBy('created_at')
+      .orderBy('rowid')
+      .execute();
+    return rows.map(fromStored);
   }
 
-  listForNode(nodeId: string): RuleRow[] {
-    return (this.listStmt.all(nodeId) as Stored[]).map(fromStored);
-  }
-
-  get(nodeId: string, id: string): RuleRow | undefined {
-    const row = this.getStmt.get(nodeId, id) as Stored | undefined;
+  async get(db: Executor, nodeId: string, id: string): Promise<RuleRow | undefined> {
+    const row = await db.selectFrom('rules').select(COLUMNS).where('node_id', '=', nodeId).where('id', '=', id).executeTakeFirst();
     return row && fromStored(row);
   }
 
-  insert(rule: RuleRow): void {
-    this.insertStmt.run(toStored(rule));
+  async insert(db: Executor, rule: RuleRow): Promise<void> {
+    await db.insertInto('rules').values(toStored(rule)).execute();
   }
 
-  update(rule: RuleRow): void {
-    this.updateStmt.run(toStored(rule));
+  async update(db: Executor, rule: RuleRow): Promise<void> {
+    const { id: _id, node_id: _node, created_at: _created, ...changes } = toStored(rule);
+    await db.updateTable('rules').set(changes).where('id', '=', rule.id).execute();
   }
 
-  delete(id: string): void {
-    this.deleteStmt.run(id);
+  async delete(db: Executor, id: string): Promise<void> {
+    await db.deleteFrom('rules').where('id', '=', id).execute();
   }
 }

@@ -14,7 +14,7 @@ export function ruleRoutes(rules: RuleService) {
       params: SlugParams,
       body: CreateRuleBody,
       responses: { 201: { description: 'Created', schema: Rule }, 404: { description: 'Node not found' } },
-      handler: ({ params, body, auth }) => ({ status: 201, data: rules.toApi(rules.create(auth.orgId, params.slug, body)) }),
+      handler: async ({ params, body, auth }) => ({ status: 201, data: rules.toApi(await rules.create(auth.orgId, params.slug, body)) }),
     }),
     defineRoute({
       method: 'get',
@@ -24,9 +24,9 @@ export function ruleRoutes(rules: RuleService) {
       params: SlugParams,
       query: ListRulesQuery,
       responses: { 200: { description: 'Rules', schema: Rule, list: true } },
-      handler: ({ params, query, auth }) => {
+      handler: async ({ params, query, auth }) => {
         // A node's rules are few and all read for every scan anyway: page the ordered list.
-        const all = rules.list(auth.orgId, params.slug);
+        const all = await rules.list(auth.orgId, params.slug);
         return { data: all.slice(query.offset, query.offset + query.limit).map((r) => rules.toApi(r)), total: all.length };
       },
     }),
@@ -37,7 +37,7 @@ export function ruleRoutes(rules: RuleService) {
       tags: ['Routing rules'],
       params: RuleParams,
       responses: { 200: { description: 'The rule', schema: Rule }, 404: { description: 'Rule not found' } },
-      handler: ({ params, auth }) => ({ data: rules.toApi(rules.get(auth.orgId, params.slug, params.ruleId)) }),
+      handler: async ({ params, auth }) => ({ data: rules.toApi(await rules.get(auth.orgId, params.slug, params.ruleId)) }),
     }),
     defineRoute({
       method: 'patch',
@@ -47,7 +47,7 @@ export function ruleRoutes(rules: RuleService) {
       params: RuleParams,
       body: UpdateRuleBody,
       responses: { 200: { description: 'Updated', schema: Rule }, 404: { description: 'Rule not found' } },
-      handler: ({ params, body, auth }) => ({ data: rules.toApi(rules.update(auth.orgId, params.slug, params.ruleId, body)) }),
+      handler: async ({ params, body, auth }) => ({ data: rules.toApi(await rules.update(auth.orgId, params.slug, params.ruleId, body)) }),
     }),
     defineRoute({
       method: 'delete',
@@ -56,8 +56,8 @@ export function ruleRoutes(rules: RuleService) {
       tags: ['Routing rules'],
       params: RuleParams,
       responses: { 200: { description: 'Deleted', schema: Deleted.extend({ id: Rule.shape.id }) }, 404: { description: 'Rule not found' } },
-      handler: ({ params, auth }) => {
-        rules.remove(auth.orgId, params.slug, params.ruleId);
+      handler: async ({ params, auth }) => {
+        await rules.remove(auth.orgId, params.slug, params.ruleId);
         return { data: { deleted: true, id: params.ruleId } };
       },
     }),

@@ -1,12 +1,11 @@
-import type { Database } from 'better-sqlite3';
+import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ValidationError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { parseOrThrow } from '../../platform/validation.ts';
 import type { FunctionType } from '../../schemas/common.ts';
 import { conditionSchemas, type RuleT, type RuleType } from '../../schemas/rules.ts';
-import { validatePayload } from '../nodes/payload.ts';
-import type { NodeService } from '../nodes/service.ts';
+import { type NodeService, validatePayload } from '../nodes/index.ts';
 import type { RuleRow, RulesRepo } from './repo.ts';
 
 export interface RuleInput {
@@ -19,11 +18,11 @@ export interface RuleInput {
 }
 
 export interface RuleServiceDeps {
-  db: Database;
+  store: Store;
   clock: Clock;
   rules: RulesRepo;
   nodeService: NodeService;
-  /** Told after any rule of a node changed (scan-path caches listen). */
+  /** Told after a change to a node's rules committed (scan-path caches listen). */
   onRulesChanged?: (nodeId: string) => void;
 }
 
@@ -39,21 +38,22 @@ export class RuleService {
     return rest;
   }
 
-  list(orgId: string, slug: string): RuleRow[] {
-    const node = this.deps.nodeService.get(orgId, slug);
-    return this.deps.rules.listForNode(node.id);
+  async list(orgId: string, slug: string): Promise<RuleRow[]> {
+    const db = this.deps.store.db;
+    const node = await this.deps.nodeService.get(orgId, slug, db);
+    return this.deps.rules.listForNode(db, node.id);
   }
 
-  get(orgId: string, slug: string, id: string): RuleRow {
-    const node = this.deps.nodeService.get(orgId, slug);
-    const rule = this.deps.rules.get(node.id, id);
+  async get(orgId: string, slug: string, id: string, db: Executor = this.deps.store.db): Promise<RuleRow> {
+    const node = await this.deps.nodeService.get(orgId, slug, db);
+    const rule = await this.deps.rules.get(db, node.id, id);
     if (!rule) throw notFound.rule();
     return rule;
   }
 
-  create(orgId: string, slug: string, input: RuleInput): RuleRow {
-    return this.deps.db.transaction(() => {
-      const node = this.deps.nodeService.get(orgId, slug);
+  create(orgId: string, slug: string, input: RuleInput): Promise<RuleRow> {
+    return this.deps.store.transaction(async (tx) => {
+      const node = await this.deps.nodeService.get(orgId, slug, tx);
       const now = new Date(this.deps.clock.now()).toISOString();
       const rule: RuleRow = {
         id: newId(),
@@ -67,41 +67,45 @@ export class RuleService {
         created_at: now,
         updated_at: now,
       };
-      this.validate(rule);
-      this.deps.rules.insert(rule);
-      this.deps.onRulesChanged?.(node.id);
+      await this.validate(tx, rule);
+      await this.deps.rules.insert(tx, rule);
+      this.changed(tx, node.id);
       return rule;
-    })();
+    });
   }
 
-  update(orgId: string, slug: string, id: string, input: Partial<RuleInput>): RuleRow {
-    return this.deps.db.transaction(() => {
-      const current = this.get(orgId, slug, id);
+  update(orgId: string, slug: string, id: string, input: Partial<RuleInput>): Promise<RuleRow> {
+    return this.deps.store.transaction(async (tx) => {
+      const current = await this.get(orgId, slug, id, tx);
       const next: RuleRow = { ...current, updated_at: new Date(this.deps.clock.now()).toISOString() };
       for (const key of ['rule_type', 'conditions', 'function_type', 'payload', 'priority', 'enabled'] as const) {
         if (input[key] !== undefined) Object.assign(next, { [key]: input[key] });
       }
-      this.validate(next);
-      this.deps.rules.update(next);
-      this.deps.onRulesChanged?.(current.node_id);
+      await this.validate(tx, next);
+      await this.deps.rules.update(tx, next);
+      this.changed(tx, current.node_id);
       return next;
-    })();
+    });
   }
 
-  remove(orgId: string, slug: string, id: string): void {
-    this.deps.db.transaction(() => {
-      const rule = this.get(orgId, slug, id);
-      this.deps.rules.delete(rule.id);
-      this.deps.onRulesChanged?.(rule.node_id);
-    })();
+  async remove(orgId: string, slug: string, id: string): Promise<void> {
+    await this.deps.store.transaction(async (tx) => {
+      const rule = await this.get(orgId, slug, id, tx);
+      await this.deps.rules.delete(tx, rule.id);
+      this.changed(tx, rule.node_id);
+    });
   }
 
-  private validate(rule: RuleRow): void {
+  private changed(tx: Executor, nodeId: string): void {
+    const listener = this.deps.onRulesChanged;
+    if (listener) this.deps.store.afterCommit(tx, () => listener(nodeId));
+  }
+
+  private async validate(tx: Executor, rule: RuleRow): Promise<void> {
     parseOrThrow(conditionSchemas[rule.rule_type], rule.conditions, 'conditions');
     validatePayload(rule.function_type, rule.payload);
     if (rule.rule_type === 'traffic_split') {
-      const others = this.deps.rules
-        .listForNode(rule.node_id)
+      const others = (await this.deps.rules.listForNode(tx, rule.node_id))
         .filter((r) => r.rule_type === 'traffic_split' && r.id !== rule.id)
         .reduce((sum, r) => sum + Number((r.conditions as { weight: number }).weight), 0);
       const weight = (rule.conditions as { weight: number }).weight;

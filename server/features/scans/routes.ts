@@ -6,7 +6,7 @@ import { defineRoute } from '../../http/route.ts';
 import { csvRow } from '../../platform/csv.ts';
 import { SlugParams } from '../../schemas/nodes.ts';
 import { AnalyticsQuery, NodeAnalytics, OrgAnalytics, OrgAnalyticsQuery, QrQuery, ScanEvent, ScansQuery } from '../../schemas/analytics.ts';
-import type { NodeService } from '../nodes/service.ts';
+import type { NodeService } from '../nodes/index.ts';
 import { SCAN_CSV_HEADER, type ScanAnalytics } from './analytics.ts';
 import { printedScanUrl, qrFile } from './qr.ts';
 
@@ -27,7 +27,7 @@ export function scanRoutes({ nodes, analytics, scanBase }: ScanRouteDeps) {
       query: AnalyticsQuery,
       responses: { 200: { description: 'Analytics', schema: NodeAnalytics }, 404: { description: 'Node not found' } },
       handler: async ({ params, query, auth }) => {
-        const node = nodes.get(auth.orgId, params.slug);
+        const node = await nodes.get(auth.orgId, params.slug);
         await analytics.caughtUp();
         return { data: analytics.forNode(node, query) };
       },
@@ -62,7 +62,7 @@ export function scanRoutes({ nodes, analytics, scanBase }: ScanRouteDeps) {
         404: { description: 'Node not found' },
       },
       handler: async ({ params, query, auth, res }) => {
-        const node = nodes.get(auth.orgId, params.slug);
+        const node = await nodes.get(auth.orgId, params.slug);
         await analytics.caughtUp();
         if (query.format === 'csv') {
           const pages = analytics.scanPages(node.id, query);
@@ -101,7 +101,7 @@ export function scanRoutes({ nodes, analytics, scanBase }: ScanRouteDeps) {
         404: { description: 'Node not found' },
       },
       handler: async ({ params, query, auth, res }) => {
-        const node = nodes.get(auth.orgId, params.slug);
+        const node = await nodes.get(auth.orgId, params.slug);
         const format = query.format ?? 'svg';
         const file = await qrFile(printedScanUrl(scanBase, node.slug), { format, size: query.size, ecc: query.ecc ?? 'M', margin: query.margin });
         res

@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
-import { subscriptionCheck } from '../../platform/outbox.ts';
+import { sqliteSubscriptionCheck } from '../webhooks/subscriptions.ts';
 import type { ScanEventInsert } from './repo.ts';
 
 export interface ScanRecord extends ScanEventInsert {
@@ -74,7 +74,7 @@ export class ScanWriter {
     this.insertOutbox = db.prepare('INSERT INTO outbox_events (id, org_id, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)');
     this.addCount = db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?');
     // Any endpoint, active or not (inactive ones still queue, webhooks/service.ts fanOut).
-    this.subscribed = subscriptionCheck(db);
+    this.subscribed = sqliteSubscriptionCheck(db);
     // Moves with every webhook change (migration 062), and with node, rule and slug changes.
     this.epochStmt = db.prepare('SELECT epoch FROM scan_cache_epoch WHERE id = 1').pluck();
     const tx = db.transaction((scans: ScanRecord[]) => this.writeAll(scans));

@@ -1,5 +1,4 @@
 import { hostname } from 'node:os';
-import type { Database } from 'better-sqlite3';
 import { changeCapture } from '../../db/changeCapture.ts';
 import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
@@ -11,7 +10,7 @@ import { InstanceIdentity } from './identity.ts';
 import { Pairing, startupClient } from './pairing.ts';
 import { type PruneOptions, SyncPruner } from './prune.ts';
 import { LeaseRegistry } from './registry.ts';
-import { LegacySyncQueries, ReplicationRepo, SyncRepo } from './repo.ts';
+import { ReplicationRepo, SyncRepo } from './repo.ts';
 import { SiteSync, type SyncLogger } from './site.ts';
 import { SyncWorker, type SyncWorkerOptions } from './worker.ts';
 
@@ -44,8 +43,6 @@ export interface CreateSyncOptions {
   /** Where a runtime pairing keeps the remote key (pairing.ts). */
   secrets: SecretStore;
   config?: SyncConfig | undefined;
-  /** The SQLite connection of the callers not yet on the seam (slugs, batches): their synchronous checks. */
-  legacy?: Database | undefined;
 }
 
 /**
@@ -54,8 +51,7 @@ export interface CreateSyncOptions {
  * instance-identity check that gives a copied or restored data directory a new incarnation before
  * anything is minted.
  */
-export async function createSync({ store, clock, outbox, logger, dataDir, databaseFile, secrets, config = {}, legacy }: CreateSyncOptions) {
-  const legacyQueries = legacy ? new LegacySyncQueries(legacy) : undefined;
+export async function createSync({ store, clock, outbox, logger, dataDir, databaseFile, secrets, config = {} }: CreateSyncOptions) {
   const repo = new SyncRepo(store.dialect);
   const registry = new LeaseRegistry(store, repo, clock);
   const capture = await changeCapture(store, () => clock.now());
@@ -108,13 +104,6 @@ export async function createSync({ store, clock, outbox, logger, dataDir, databa
     blockTaken: (db: Executor, block: number) => registry.isTaken(db, block),
     /** For batch creation: 409 when the reserve cannot cover the batch. */
     assertCanMint: site.assertCanMint,
-    /** The same two, synchronous, for SlugAllocator and BatchService until they are on the seam (SQLite only). */
-    legacy: {
-      blockTaken: (block: number) => legacyQueries?.isLeased(block) ?? false,
-      assertCanMint: (count: number) => {
-        if (site.slugSource() !== 'standalone' && legacyQueries) site.assertReserveCovers(legacyQueries.reserveAvailable(), count);
-      },
-    },
   };
 }
 

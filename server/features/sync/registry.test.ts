@@ -5,11 +5,11 @@ import { ManualClock } from '../../platform/clock.ts';
 import { AppError } from '../../platform/errors.ts';
 import { FORKED_ERROR, UNKNOWN_INCARNATION_ERROR } from '../../schemas/sync.ts';
 import { insertOrg } from '../../../test/support/sqliteOrg.ts';
-import { BLOCK_SIZE, SlugAllocator } from '../slugs/allocator.ts';
+import { BLOCK_SIZE, SlugAllocator, SlugsRepo } from '../slugs/index.ts';
 import { encode40 } from '../slugs/crockford.ts';
 import { permute } from '../slugs/permutation.ts';
 import { blockOfSlug, LeaseRegistry } from './registry.ts';
-import { LegacySyncQueries, SyncRepo } from './repo.ts';
+import { SyncRepo } from './repo.ts';
 
 const slugAt = (block: number, offset: number) => encode40(permute(block * BLOCK_SIZE + offset));
 
@@ -20,10 +20,9 @@ async function setup() {
   const orgB = insertOrg(db, 'B');
   const store = new SqliteStore(db);
   const registry = new LeaseRegistry(store, new SyncRepo('sqlite'), clock);
-  const leased = new LegacySyncQueries(db);
   const register = (org: string, site: string, inc: string, token: string | null, next: string, claims: number[] = []) =>
     registry.register(org, { site_id: site, incarnation: inc, name: site, token, next_token: next, claims });
-  return { db, store, clock, registry, orgA, orgB, register, leased };
+  return { db, store, clock, registry, orgA, orgB, register };
 }
 
 async function errorOf(fn: () => Promise<unknown>): Promise<AppError> {
@@ -97,10 +96,10 @@ describe('LeaseRegistry leases and fencing', () => {
   });
 
   it('claims: free blocks are confirmed, blocks held elsewhere are refused with the holder', async () => {
-    const { db, clock, orgA, register, leased } = await setup();
+    const { db, store, clock, registry, orgA, register } = await setup();
     // The remote's own standalone block.
-    const own = new SlugAllocator(db, clock, () => 'standalone', (b) => leased.isLeased(b));
-    own.mint(orgA, 'node-1');
+    const own = new SlugAllocator(new SlugsRepo('sqlite'), clock, () => 'standalone', (tx, b) => registry.isTaken(tx, b));
+    await store.transaction((tx) => own.mint(tx, orgA, 'node-1'));
     const ownBlock = (db.prepare('SELECT block FROM slug_blocks').pluck().get() as number);
     const one = await register(orgA, 'site-one-0001', 'inc-one-0001', null, 't1-aaaaaaaa', [10, 11, ownBlock]);
     expect(one.claims).toEqual({ accepted: [10, 11], rejected: [{ block: ownBlock, reason: 'held_by_remote' }] });
@@ -114,19 +113,19 @@ describe('LeaseRegistry leases and fencing', () => {
   });
 
   it("the remote's own allocator skips blocks taken by sites", async () => {
-    const { db, store, clock, registry, orgA, register, leased } = await setup();
+    const { db, store, clock, registry, orgA, register } = await setup();
     await register(orgA, 'site-one-0001', 'inc-one-0001', null, 't1-aaaaaaaa');
     await registry.lease(orgA, { site_id: 'site-one-0001', incarnation: 'inc-one-0001', token: 't1-aaaaaaaa', next_token: 't2-aaaaaaaa', want: 8 });
     // The first five random picks are reported taken (as if leased): the allocator must move on.
     const refused: number[] = [];
-    const own = new SlugAllocator(db, clock, () => 'standalone', (b) => {
+    const own = new SlugAllocator(new SlugsRepo('sqlite'), clock, () => 'standalone', (tx, b) => {
       if (refused.length < 5) {
         refused.push(b);
         return true;
       }
-      return leased.isLeased(b);
+      return registry.isTaken(tx, b);
     });
-    own.mint(orgA, 'node-1');
+    await store.transaction((tx) => own.mint(tx, orgA, 'node-1'));
     const ownBlock = db.prepare("SELECT block FROM slug_blocks WHERE source = 'local'").pluck().get() as number;
     expect(refused).toHaveLength(5);
     expect(refused).not.toContain(ownBlock);

@@ -1,4 +1,3 @@
-import type { Database } from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { Dialect, Executor } from '../../db/store.ts';
 import { BLOCK_SIZE } from '../slugs/allocator.ts';
@@ -750,30 +749,5 @@ export class ReplicationRepo {
   async pruneUnapplied(db: Executor, hlc: string): Promise<number> {
     const r = await db.deleteFrom('sync_unapplied').where('hlc', '<', hlc).executeTakeFirst();
     return Number(r.numDeletedRows);
-  }
-}
-
-/**
- * Synchronous answers for the two callers not yet on the storage seam, which cannot await:
- * SlugAllocator (a leased block is never picked) and BatchService (the reserve covers a batch).
- * SQLite only; goes once slugs and batches call the async LeaseRegistry.isTaken and
- * SiteSync.assertCanMint.
- */
-export class LegacySyncQueries {
-  private readonly db: Database;
-
-  constructor(db: Database) {
-    this.db = db;
-  }
-
-  isLeased(block: number): boolean {
-    return this.db.prepare('SELECT 1 FROM sync_leases WHERE block = ?').get(block) !== undefined;
-  }
-
-  /** Slugs left in leased blocks, less those promised to batches still generating. */
-  reserveAvailable(): number {
-    const left = this.db.prepare(`SELECT COALESCE(SUM(${BLOCK_SIZE} - next_offset), 0) FROM slug_blocks WHERE source = 'lease' AND next_offset < ${BLOCK_SIZE}`).pluck().get() as number;
-    const demand = this.db.prepare("SELECT COALESCE(SUM(quantity - nodes_generated), 0) FROM batches WHERE status IN ('pending', 'generating')").pluck().get() as number;
-    return left - demand;
   }
 }

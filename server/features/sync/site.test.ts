@@ -4,7 +4,7 @@ import { SqliteStore } from '../../db/sqliteStore.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { AppError } from '../../platform/errors.ts';
 import { insertOrg } from '../../../test/support/sqliteOrg.ts';
-import { SlugAllocator } from '../slugs/allocator.ts';
+import { SlugAllocator, SlugsRepo } from '../slugs/index.ts';
 import { ForkedError, type RemoteApi, RemoteRefusedError } from './client.ts';
 import { LeaseRegistry } from './registry.ts';
 import { SyncRepo } from './repo.ts';
@@ -79,9 +79,9 @@ describe('SiteSync', () => {
     const recorded = restored.db.prepare('SELECT block FROM sync_leases WHERE site_id = ? ORDER BY block').pluck().all(site.siteId) as number[];
     for (const b of held) expect(recorded).toContain(b);
     // The retired blocks stay retired: slugs come only from the two new blocks.
-    const minting = new SlugAllocator(db, new ManualClock(), site.slugSource);
+    const minting = new SlugAllocator(new SlugsRepo('sqlite'), new ManualClock(), site.slugSource);
     const slugBlock = () => db.prepare("SELECT block FROM slug_blocks WHERE source = 'lease' AND next_offset > 0 AND next_offset < 65536").pluck().all() as number[];
-    minting.mint('org', 'n1');
+    await new SqliteStore(db).transaction((tx) => minting.mint(tx, 'org', 'n1'));
     expect(held).not.toContain(slugBlock()[0]);
     expect((await site.status()).conflicts).toEqual([]);
   });

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { Executor } from '../../db/store.ts';
 import type { FunctionType } from '../../schemas/common.ts';
 
 export interface TemplateRow {
@@ -12,12 +12,12 @@ export interface TemplateRow {
   updated_at: string;
 }
 
-type Stored = Omit<TemplateRow, 'payload' | 'locked_fields'> & { payload_json: string; locked_fields_json: string };
+const COLUMNS = ['id', 'org_id', 'name', 'function_type', 'payload_json', 'locked_fields_json', 'created_at', 'updated_at'] as const;
 
-const COLUMNS = 'id, org_id, name, function_type, payload_json, locked_fields_json, created_at, updated_at';
+type Stored = Omit<TemplateRow, 'payload' | 'locked_fields' | 'function_type'> & { function_type: string; payload_json: string; locked_fields_json: string };
 
 function fromStored({ payload_json, locked_fields_json, ...rest }: Stored): TemplateRow {
-  return { ...rest, payload: JSON.parse(payload_json), locked_fields: JSON.parse(locked_fields_json) };
+  return { ...rest, function_type: rest.function_type as FunctionType, payload: JSON.parse(payload_json), locked_fields: JSON.parse(locked_fields_json) };
 }
 
 function toStored(t: TemplateRow): Stored {
@@ -26,49 +26,35 @@ function toStored(t: TemplateRow): Stored {
 }
 
 export class TemplatesRepo {
-  private readonly getStmt;
-  private readonly insertStmt;
-  private readonly updateStmt;
-  private readonly deleteStmt;
-  private readonly listStmt;
-  private readonly countStmt;
-
-  constructor(db: Database) {
-    this.getStmt = db.prepare(`SELECT ${COLUMNS} FROM templates WHERE org_id = ? AND id = ?`);
-    this.insertStmt = db.prepare(
-      `INSERT INTO templates (${COLUMNS}) VALUES (@id, @org_id, @name, @function_type, @payload_json, @locked_fields_json, @created_at, @updated_at)`,
-    );
-    this.updateStmt = db.prepare(
-      'UPDATE templates SET name = @name, payload_json = @payload_json, locked_fields_json = @locked_fields_json, updated_at = @updated_at WHERE id = @id',
-    );
-    this.deleteStmt = db.prepare('DELETE FROM templates WHERE id = ?');
-    this.listStmt = db.prepare(
-      `SELECT ${COLUMNS} FROM templates WHERE org_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
-    );
-    this.countStmt = db.prepare('SELECT COUNT(*) FROM templates WHERE org_id = ?').pluck();
-  }
-
-  get(orgId: string, id: string): TemplateRow | undefined {
-    const row = this.getStmt.get(orgId, id) as Stored | undefined;
+  async get(db: Executor, orgId: string, id: string): Promise<TemplateRow | undefined> {
+    const row = await db.selectFrom('templates').select(COLUMNS).where('org_id', '=', orgId).where('id', '=', id).executeTakeFirst();
     return row && fromStored(row);
   }
 
-  insert(t: TemplateRow): void {
-    this.insertStmt.run(toStored(t));
+  async insert(db: Executor, t: TemplateRow): Promise<void> {
+    await db.insertInto('templates').values(toStored(t)).execute();
   }
 
-  update(t: TemplateRow): void {
-    this.updateStmt.run(toStored(t));
+  async update(db: Executor, t: TemplateRow): Promise<void> {
+    const { name, payload_json, locked_fields_json, updated_at } = toStored(t);
+    await db.updateTable('templates').set({ name, payload_json, locked_fields_json, updated_at }).where('id', '=', t.id).execute();
   }
 
-  delete(id: string): void {
-    this.deleteStmt.run(id);
+  async delete(db: Executor, id: string): Promise<void> {
+    await db.deleteFrom('templates').where('id', '=', id).execute();
   }
 
-  list(orgId: string, limit: number, offset: number): { rows: TemplateRow[]; total: number } {
-    return {
-      rows: (this.listStmt.all(orgId, limit, offset) as Stored[]).map(fromStored),
-      total: this.countStmt.get(orgId) as number,
-    };
+  async list(db: Executor, orgId: string, limit: number, offset: number): Promise<{ rows: TemplateRow[]; total: number }> {
+    const rows = await db
+      .selectFrom('templates')
+      .select(COLUMNS)
+      .where('org_id', '=', orgId)
+      .orderBy('created_at', 'desc')
+      .orderBy('rowid', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    const count = await db.selectFrom('templates').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow();
+    return { rows: rows.map(fromStored), total: Number(count.n) };
   }
 }

@@ -12,7 +12,7 @@ export function templateRoutes(templates: TemplateService) {
       tags: ['Templates'],
       body: CreateTemplateBody,
       responses: { 201: { description: 'Created', schema: Template } },
-      handler: ({ body, auth }) => ({ status: 201, data: templates.toApi(templates.create(auth.orgId, body)) }),
+      handler: async ({ body, auth }) => ({ status: 201, data: templates.toApi(await templates.create(auth.orgId, body)) }),
     }),
     defineRoute({
       method: 'get',
@@ -21,8 +21,8 @@ export function templateRoutes(templates: TemplateService) {
       tags: ['Templates'],
       query: ListTemplatesQuery,
       responses: { 200: { description: 'Templates', schema: Template, list: true } },
-      handler: ({ query, auth }) => {
-        const { rows, total } = templates.list(auth.orgId, query.limit, query.offset);
+      handler: async ({ query, auth }) => {
+        const { rows, total } = await templates.list(auth.orgId, query.limit, query.offset);
         return { data: rows.map((t) => templates.toApi(t)), total };
       },
     }),
@@ -33,7 +33,7 @@ export function templateRoutes(templates: TemplateService) {
       tags: ['Templates'],
       params: IdParams,
       responses: { 200: { description: 'The template', schema: Template }, 404: { description: 'Template not found' } },
-      handler: ({ params, auth }) => ({ data: templates.toApi(templates.get(auth.orgId, params.id)) }),
+      handler: async ({ params, auth }) => ({ data: templates.toApi(await templates.get(auth.orgId, params.id)) }),
     }),
     defineRoute({
       method: 'patch',
@@ -43,7 +43,7 @@ export function templateRoutes(templates: TemplateService) {
       params: IdParams,
       body: UpdateTemplateBody,
       responses: { 200: { description: 'Updated', schema: Template }, 404: { description: 'Template not found' } },
-      handler: ({ params, body, auth }) => ({ data: templates.toApi(templates.update(auth.orgId, params.id, body)) }),
+      handler: async ({ params, body, auth }) => ({ data: templates.toApi(await templates.update(auth.orgId, params.id, body)) }),
     }),
     defineRoute({
       method: 'delete',
@@ -52,8 +52,8 @@ export function templateRoutes(templates: TemplateService) {
       tags: ['Templates'],
       params: IdParams,
       responses: { 200: { description: 'Deleted', schema: Deleted.extend({ id: Template.shape.id }) }, 404: { description: 'Template not found' } },
-      handler: ({ params, auth }) => {
-        templates.remove(auth.orgId, params.id);
+      handler: async ({ params, auth }) => {
+        await templates.remove(auth.orgId, params.id);
         return { data: { deleted: true, id: params.id } };
       },
     }),

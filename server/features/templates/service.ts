@@ -1,25 +1,21 @@
-import type { Database } from 'better-sqlite3';
 import { z } from 'zod';
+import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ValidationError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { mergePatch } from '../../platform/mergePatch.ts';
-import type { Outbox } from '../../platform/outbox.ts';
 import type { FunctionType } from '../../schemas/common.ts';
 import { payloadFields, payloadSchemas } from '../../schemas/payloads.ts';
 import type { TemplateT } from '../../schemas/templates.ts';
-import type { NodesRepo } from '../nodes/repo.ts';
-import type { NodeService } from '../nodes/service.ts';
-import { applyTemplate, isConfigured, validatePayload } from '../nodes/payload.ts';
+import { applyTemplate, isConfigured, type NodeService, validatePayload } from '../nodes/index.ts';
 import type { TemplateRow, TemplatesRepo } from './repo.ts';
 
 export interface TemplateServiceDeps {
-  db: Database;
+  store: Store;
   clock: Clock;
-  outbox: Outbox;
   templates: TemplatesRepo;
-  nodes: NodesRepo;
-  nodeService: NodeService;
+  /** Bound nodes take a template's new locked values through the nodes feature. */
+  nodes: NodeService;
 }
 
 /**
@@ -63,7 +59,7 @@ export class TemplateService {
     return rest;
   }
 
-  create(orgId: string, input: { name: string; function_type: FunctionType; payload: Record<string, unknown>; locked_fields?: string[] | undefined }): TemplateRow {
+  async create(orgId: string, input: { name: string; function_type: FunctionType; payload: Record<string, unknown>; locked_fields?: string[] | undefined }): Promise<TemplateRow> {
     validatePartialPayload(input.function_type, input.payload);
     const locked = [...new Set(input.locked_fields ?? [])];
     validateLockedFields(input.function_type, locked);
@@ -78,28 +74,28 @@ export class TemplateService {
       created_at: now,
       updated_at: now,
     };
-    this.deps.templates.insert(template);
+    await this.deps.templates.insert(this.deps.store.db, template);
     return template;
   }
 
-  get(orgId: string, id: string): TemplateRow {
-    const t = this.deps.templates.get(orgId, id);
+  async get(orgId: string, id: string, db: Executor = this.deps.store.db): Promise<TemplateRow> {
+    const t = await this.deps.templates.get(db, orgId, id);
     if (!t) throw notFound.template();
     return t;
   }
 
   list(orgId: string, limit: number, offset: number) {
-    return this.deps.templates.list(orgId, limit, offset);
+    return this.deps.templates.list(this.deps.store.db, orgId, limit, offset);
   }
 
   /**
    * Updates a template. When a locked field's value changes, every bound node takes the new
    * value in the same transaction (and must stay valid, else nothing changes).
    */
-  update(orgId: string, id: string, input: { name?: string | undefined; payload?: Record<string, unknown> | undefined; locked_fields?: string[] | undefined }): TemplateRow {
-    const { db, nodes, nodeService, outbox } = this.deps;
-    return db.transaction(() => {
-      const current = this.get(orgId, id);
+  update(orgId: string, id: string, input: { name?: string | undefined; payload?: Record<string, unknown> | undefined; locked_fields?: string[] | undefined }): Promise<TemplateRow> {
+    const { store, nodes } = this.deps;
+    return store.transaction(async (tx) => {
+      const current = await this.get(orgId, id, tx);
       const next: TemplateRow = { ...current, updated_at: new Date(this.deps.clock.now()).toISOString() };
       if (input.name !== undefined) next.name = input.name;
       if (input.payload !== undefined) {
@@ -110,13 +106,13 @@ export class TemplateService {
         next.locked_fields = [...new Set(input.locked_fields)];
         validateLockedFields(current.function_type, next.locked_fields);
       }
-      this.deps.templates.update(next);
+      await this.deps.templates.update(tx, next);
 
       const lockedChanged = next.locked_fields.some(
         (f) => !current.locked_fields.includes(f) || JSON.stringify(current.payload[f]) !== JSON.stringify(next.payload[f]),
       );
       if (lockedChanged) {
-        for (const node of nodes.boundToTemplate(current.id)) {
+        for (const node of await nodes.boundToTemplate(tx, current.id)) {
           const payload = applyTemplate(next, node.payload);
           if (JSON.stringify(payload) === JSON.stringify(node.payload)) continue;
           // Batch nodes may still be unconfigured (DESIGN: without base_payload they start so);
@@ -131,17 +127,17 @@ export class TemplateService {
               throw err;
             }
           }
-          const updated = { ...node, payload, updated_at: next.updated_at };
-          nodes.update(updated);
-          outbox.record(orgId, 'node.updated', nodeService.toApi(updated));
+          await nodes.change(tx, node, { payload }, next.updated_at);
         }
       }
       return next;
-    })();
+    });
   }
 
-  remove(orgId: string, id: string): void {
-    this.get(orgId, id);
-    this.deps.templates.delete(id);
+  async remove(orgId: string, id: string): Promise<void> {
+    await this.deps.store.transaction(async (tx) => {
+      await this.get(orgId, id, tx);
+      await this.deps.templates.delete(tx, id);
+    });
   }
 }

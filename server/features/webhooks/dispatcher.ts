@@ -1,5 +1,8 @@
 import type { Clock } from '../../platform/clock.ts';
 import type { Outbox } from '../../platform/outbox.ts';
+
+/** Where the dispatcher hears that events were recorded. */
+type RecordedEvents = Pick<Outbox, 'onRecorded'>;
 import type { WebhookSender } from './sender.ts';
 import type { WebhookService } from './service.ts';
 
@@ -35,14 +38,14 @@ export class WebhookDispatcher {
 
   private readonly service: WebhookService;
   private readonly sender: WebhookSender;
-  private readonly outbox: Outbox;
+  private readonly outbox: RecordedEvents;
   private readonly clock: Clock;
   private readonly logger: DispatcherLogger;
 
   /** False while this instance is a paired sync site: the remote delivers its events (docs/sync.md). */
   private readonly enabled: () => boolean;
 
-  constructor(deps: { service: WebhookService; sender: WebhookSender; outbox: Outbox; clock: Clock; logger: DispatcherLogger; enabled?: () => boolean }) {
+  constructor(deps: { service: WebhookService; sender: WebhookSender; outbox: RecordedEvents; clock: Clock; logger: DispatcherLogger; enabled?: () => boolean }) {
     this.enabled = deps.enabled ?? (() => true);
     this.service = deps.service;
     this.sender = deps.sender;

@@ -6,7 +6,7 @@ import { tempDataDir } from '../../../test/support/server.ts';
 import { defaultWebhookSettings } from '../../config.ts';
 import { type Database, openDatabase } from '../../db/database.ts';
 import { ManualClock } from '../../platform/clock.ts';
-import { Outbox } from '../../platform/outbox.ts';
+import { LegacyOutbox } from '../../platform/legacyOutbox.ts';
 import { createPrivateAddressList } from './address.ts';
 import { WebhooksRepo } from './repo.ts';
 import { RETRY_STEPS, WebhookService } from './service.ts';
@@ -15,7 +15,7 @@ describe('WebhookService (real SQLite file)', () => {
   let dir: string;
   let db: Database;
   let clock: ManualClock;
-  let outbox: Outbox;
+  let outbox: LegacyOutbox;
   let repo: WebhooksRepo;
   let random = 0.5;
   let service: WebhookService;
@@ -28,7 +28,7 @@ describe('WebhookService (real SQLite file)', () => {
     const now = new Date().toISOString();
     for (const id of [org, otherOrg]) db.prepare('INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)').run(id, id, now);
     clock = new ManualClock(Date.now());
-    outbox = new Outbox(db, clock);
+    outbox = new LegacyOutbox(db, clock);
     repo = new WebhooksRepo(db);
     service = new WebhookService({ repo, outbox, clock, settings: defaultWebhookSettings, privateList: createPrivateAddressList(), random: () => random });
   });

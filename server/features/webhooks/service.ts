@@ -5,7 +5,7 @@ import type { WebhookSettings } from '../../config.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ConflictError, NotFoundError, ValidationError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import type { Outbox } from '../../platform/outbox.ts';
+import type { LegacyOutbox } from '../../platform/legacyOutbox.ts';
 import { WEBHOOK_TEST_EVENT, type DeliveryT, type WebhookT } from '../../schemas/webhooks.ts';
 import { isPrivateHost } from './address.ts';
 import type { DeliveryRow, DeliveryStatus, EventRow, QueueHead, WebhookRow, WebhooksRepo } from './repo.ts';
@@ -17,7 +17,7 @@ export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 
 export interface WebhookServiceDeps {
   repo: WebhooksRepo;
-  outbox: Outbox;
+  outbox: LegacyOutbox;
   clock: Clock;
   settings: WebhookSettings;
   privateList: BlockList;

@@ -1,0 +1,8 @@
+/**
+ * The NFC feature's public face: tag writing sessions over the local reader. The reader bridge
+ * (bridge.ts, its child process) is started by serve.ts and handed to the service.
+ */
+export type { NfcDevice } from './bridge.ts';
+export { NfcRepo } from './repo.ts';
+export { nfcRoutes } from './routes.ts';
+export { type NfcEvent, NfcService } from './service.ts';

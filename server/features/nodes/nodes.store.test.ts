@@ -1,0 +1,105 @@
+// Nodes, slugs, templates and rules on both backends: the repositories and the transactions the
+// services run them in (test/support/nodeStores.ts). PostgreSQL skips without a server.
+import { afterEach, describe, expect, it } from 'vitest';
+import { backends, insertOrg, nodeServices, openTestStore, type TestStore } from '../../../test/support/nodeStores.ts';
+import { ManualClock } from '../../platform/clock.ts';
+
+for (const { dialect, skip } of backends) {
+  describe.skipIf(skip !== null)(`nodes, templates and rules on ${dialect}${skip ? ` (skipped: ${skip})` : ''}`, () => {
+    let t: TestStore | undefined;
+    afterEach(async () => {
+      await t?.close();
+      t = undefined;
+    });
+
+    async function setup() {
+      t = await openTestStore(dialect);
+      const clock = new ManualClock('2026-11-25T10:00:00.000Z');
+      const services = nodeServices(t.store, clock);
+      const orgId = await insertOrg(t.store);
+      const events = async () => (await services.outbox.readAfter(t!.store.db, 0)).map((e) => ({ type: e.type, data: e.data as { id?: string; slug?: string } }));
+      return { store: t.store, clock, orgId, events, ...services };
+    }
+
+    it('creates nodes with unique minted slugs, lists, searches, updates and deletes them, with their events', async () => {
+      const { store, orgId, nodes, events, clock } = await setup();
+      const a = await nodes.create(orgId, { label: 'Front door', function_type: 'redirect', payload: { url: 'https://example.com/a' } });
+      clock.advance(1);
+      const b = await nodes.create(orgId, { label: 'Back door', function_type: 'redirect', payload: { url: 'https://example.com/b' }, status: 'draft' });
+      expect(a.slug).toMatch(/^[0-9A-HJKMNP-TV-Z]{8}$/);
+      expect(b.slug).not.toBe(a.slug);
+      expect(nodes.toApi(a).url).toBe(`https://wm.example/v/${a.slug}`);
+      const minted = await store.db.selectFrom('slugs').select(['slug', 'node_id']).orderBy('slug').execute();
+      expect(minted).toEqual([{ slug: a.slug, node_id: a.id }, { slug: b.slug, node_id: b.id }].sort((x, y) => x.slug.localeCompare(y.slug)));
+
+      expect((await nodes.list(orgId, { limit: 10, offset: 0 })).rows.map((n) => n.label)).toEqual(['Back door', 'Front door']);
+      expect(await nodes.list(orgId, { status: 'draft', limit: 10, offset: 0 })).toMatchObject({ total: 1, rows: [{ id: b.id }] });
+      // Case-insensitive search on label, slug and serial; % and _ are literal.
+      expect((await nodes.list(orgId, { q: 'front', limit: 10, offset: 0 })).rows.map((n) => n.id)).toEqual([a.id]);
+      expect((await nodes.list(orgId, { q: a.slug.toLowerCase(), limit: 10, offset: 0 })).rows.map((n) => n.id)).toEqual([a.id]);
+      expect((await nodes.list(orgId, { q: '%', limit: 10, offset: 0 })).total).toBe(0);
+
+      const updated = await nodes.update(orgId, a.slug.toLowerCase(), { payload: { url: 'https://example.com/a2' }, label: 'Front' });
+      expect(updated).toMatchObject({ label: 'Front', payload: { url: 'https://example.com/a2' } });
+      expect(await nodes.get(orgId, a.slug)).toMatchObject({ label: 'Front', payload: { url: 'https://example.com/a2' } });
+
+      await nodes.remove(orgId, b.slug);
+      await expect(nodes.get(orgId, b.slug)).rejects.toThrow('Node not found');
+      const tomb = await store.db.selectFrom('slugs').select(['deleted_at']).where('slug', '=', b.slug).executeTakeFirstOrThrow();
+      expect(tomb.deleted_at).not.toBeNull();
+      expect((await events()).map((e) => [e.type, e.data.slug])).toEqual([
+        ['node.created', a.slug],
+        ['node.created', b.slug],
+        ['node.updated', a.slug],
+        ['node.deleted', b.slug],
+      ]);
+    });
+
+    it('rolls a failed create back: no node, no slug, no event', async () => {
+      const { store, orgId, nodes, events } = await setup();
+      await expect(nodes.create(orgId, { label: 'Bad', function_type: 'redirect', payload: { url: 'not a url' } })).rejects.toThrow();
+      await expect(nodes.create(orgId, { label: 'No template', function_type: 'redirect', payload: {}, template_id: 'nope' })).rejects.toThrow();
+      expect(await store.db.selectFrom('nodes').select('id').execute()).toEqual([]);
+      expect(await events()).toEqual([]);
+    });
+
+    it('a template pushes a changed locked field to its bound nodes (node.updated each), or changes nothing', async () => {
+      const { orgId, nodes, templates, events } = await setup();
+      const tpl = await templates.create(orgId, { name: 'Brand', function_type: 'vcard', payload: { organization: 'Acme' }, locked_fields: ['organization'] });
+      const bound = await nodes.create(orgId, { label: 'Card', function_type: 'vcard', payload: { first_name: 'Ada' }, template_id: tpl.id });
+      expect(bound.payload).toEqual({ first_name: 'Ada', organization: 'Acme' });
+      await expect(nodes.update(orgId, bound.slug, { payload: { organization: 'Other' } })).rejects.toThrow('Locked by template');
+
+      await templates.update(orgId, tpl.id, { payload: { organization: 'Acme Ltd' } });
+      expect((await nodes.get(orgId, bound.slug)).payload).toEqual({ first_name: 'Ada', organization: 'Acme Ltd' });
+      expect((await events()).map((e) => e.type)).toEqual(['node.created', 'node.updated']);
+      expect((await templates.get(orgId, tpl.id)).locked_fields).toEqual(['organization']);
+      // Locking a field the node sets differently (vcard first_name, which the template lacks) is
+      // not allowed to make the node invalid: nothing changes.
+      await expect(templates.update(orgId, tpl.id, { locked_fields: ['organization', 'first_name'] })).rejects.toMatchObject({ details: { payload: expect.stringMatching(/bound node/) } });
+      expect((await templates.get(orgId, tpl.id)).locked_fields).toEqual(['organization']);
+      expect((await templates.list(orgId, 10, 0)).total).toBe(1);
+      await templates.remove(orgId, tpl.id);
+      expect((await nodes.get(orgId, bound.slug)).template_id).toBeNull();
+    });
+
+    it('lists rules in evaluation order (priority, then age, ties within one millisecond by insertion)', async () => {
+      const { orgId, nodes, rules } = await setup();
+      const node = await nodes.create(orgId, { label: 'R', function_type: 'redirect', payload: { url: 'https://example.com' } });
+      const add = (url: string, priority: number) =>
+        rules.create(orgId, node.slug, { rule_type: 'geo_based', conditions: { countries: ['FR'] }, function_type: 'redirect', payload: { url }, priority });
+      // Same clock reading for all: only insertion order tells them apart.
+      for (const [url, priority] of [['https://example.com/1', 5], ['https://example.com/2', 0], ['https://example.com/3', 5], ['https://example.com/4', 0]] as const) await add(url, priority);
+      expect((await rules.list(orgId, node.slug)).map((r) => r.payload.url)).toEqual(['https://example.com/2', 'https://example.com/4', 'https://example.com/1', 'https://example.com/3']);
+      const first = (await rules.list(orgId, node.slug))[0]!;
+      await rules.update(orgId, node.slug, first.id, { priority: 9, enabled: false });
+      expect((await rules.get(orgId, node.slug, first.id)).enabled).toBe(false);
+      expect((await rules.list(orgId, node.slug)).at(-1)!.id).toBe(first.id);
+      const split = { rule_type: 'traffic_split' as const, function_type: 'redirect' as const, payload: { url: 'https://example.com/s' } };
+      await rules.create(orgId, node.slug, { ...split, conditions: { weight: 70 } });
+      await expect(rules.create(orgId, node.slug, { ...split, conditions: { weight: 40 } })).rejects.toMatchObject({ details: { 'conditions.weight': expect.stringMatching(/30 left/) } });
+      await rules.remove(orgId, node.slug, first.id);
+      expect(await rules.list(orgId, node.slug)).toHaveLength(4);
+    });
+  });
+}

@@ -1,0 +1,61 @@
+/**
+ * Wiring of the features that make and change nodes (nodes, slugs, templates, rules, batches,
+ * printing, NFC): their services call each other inside one another's transactions. Used by
+ * app.ts and by tests and tools that run these features on a store of their own.
+ */
+import type { Executor, Store } from './db/store.ts';
+import type { Clock } from './platform/clock.ts';
+import type { Outbox } from './platform/outbox.ts';
+import { BatchGenerator, type BatchGeneratorOptions, BatchesRepo, BatchService } from './features/batches/index.ts';
+import { type NfcDevice, NfcRepo, NfcService } from './features/nfc/index.ts';
+import { NodesRepo, NodeService } from './features/nodes/index.ts';
+import { defaultResourcesDir, loadPrintResources, PrintersRepo, PrintService } from './features/printing/index.ts';
+import { RulesRepo, RuleService } from './features/rules/index.ts';
+import { type BlockTaken, SlugAllocator, type SlugSource, SlugsRepo } from './features/slugs/index.ts';
+import { TemplatesRepo, TemplateService } from './features/templates/index.ts';
+
+export interface NodeServicesDeps {
+  store: Store;
+  clock: Clock;
+  outbox: Outbox;
+  /** `{scan_base}`: node URLs are `{scan_base}/v/<slug>`. */
+  scanBase: string;
+  /** `{base_url}/v1`, used in the manifest_url of events. */
+  apiBase: string;
+  /** Label layouts and the caption font (default: the repository's resources/). */
+  resourcesDir?: string | undefined;
+  nfcDevice?: NfcDevice | null | undefined;
+  /** Where slugs come from (sync: a paired site mints only from leases). */
+  slugSource?: () => SlugSource;
+  blockTaken?: BlockTaken;
+  /** Throws (409) when the slug source cannot cover a batch (sync). */
+  assertCanMint?: (count: number, db: Executor) => void | Promise<void>;
+  generator?: BatchGeneratorOptions;
+}
+
+export function createNodeServices(deps: NodeServicesDeps) {
+  const { store, clock, outbox } = deps;
+  const templatesRepo = new TemplatesRepo();
+  const slugs = new SlugAllocator(new SlugsRepo(store.dialect), clock, deps.slugSource, deps.blockTaken);
+  const scanUrl = (slug: string) => `${deps.scanBase}/v/${slug}`;
+  const nodes = new NodeService({ store, clock, outbox, nodes: new NodesRepo(store.dialect), templates: templatesRepo, slugs, scanUrl });
+  const templates = new TemplateService({ store, clock, templates: templatesRepo, nodes });
+  const rules = new RuleService({ store, clock, rules: new RulesRepo(), nodeService: nodes });
+  const batches = new BatchService({
+    store,
+    clock,
+    outbox,
+    batches: new BatchesRepo(store.dialect),
+    templates: templatesRepo,
+    nodes,
+    apiBase: deps.apiBase,
+    ...(deps.assertCanMint ? { assertCanMint: deps.assertCanMint } : {}),
+  });
+  // On PostgreSQL other processes generate from the same database: batches are leased.
+  const generator = new BatchGenerator(batches, clock, { shared: store.dialect === 'postgres', ...deps.generator });
+  const print = new PrintService({ store, clock, batches, nodes, printers: new PrintersRepo(), ...loadPrintResources(deps.resourcesDir ?? defaultResourcesDir()) });
+  const nfc = new NfcService({ store, clock, outbox, repo: new NfcRepo(), nodeService: nodes, batchService: batches, scanUrl, device: deps.nfcDevice ?? null });
+  return { slugs, nodes, templates, rules, batches, generator, print, nfc };
+}
+
+export type NodeServices = ReturnType<typeof createNodeServices>;
