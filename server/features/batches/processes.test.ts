@@ -50,12 +50,16 @@ describe.skipIf(postgresMissing !== null)(`processes sharing a PostgreSQL databa
     // Process A mints from that block in a transaction it keeps open; process B mints meanwhile.
     // (B then waits for A's commit: every write to slugs moves the scan cache's epoch row.)
     let release!: () => void;
+    let aMinted!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
+    const aHolds = new Promise<void>((resolve) => (aMinted = resolve));
     const fromA = stores[0]!.transaction(async (tx) => {
       const slug = await a!.mint(tx, orgId, 'node-a');
+      aMinted();
       await held;
       return slug;
     });
+    await aHolds;
     const fromB = stores[1]!.transaction((tx) => b!.mint(tx, orgId, 'node-b'));
     await until('B waiting for A', async () => {
       const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(stores[0]!.db);
