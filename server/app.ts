@@ -11,6 +11,7 @@ import { mountConsole } from './http/console.ts';
 import { createMetrics, mountMetrics } from './http/metrics.ts';
 import { RateLimiter } from './http/rateLimit.ts';
 import type { AnyRouteSpec } from './http/route.ts';
+import { StorageHealth } from './http/storageHealth.ts';
 import { type Clock, isoAt } from './platform/clock.ts';
 import { Outbox } from './platform/outbox.ts';
 import { defaultSecretStore, type SecretStore } from './platform/secrets.ts';
@@ -60,7 +61,7 @@ export interface Logger {
 
 export const consoleLogger: Logger = {
   info: (m) => console.log(m),
-  error: (m, err) => console.error(m, err),
+  error: (m, err) => (err === undefined ? console.error(m) : console.error(m, err)),
 };
 
 export interface CreateAppOptions {
@@ -214,7 +215,10 @@ function createServices(
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export function createApp({ store, clock, config, logger = consoleLogger, nfc = null, resourcesDir, secrets, scanFlush }: CreateAppOptions): App {
+export function createApp({ store, clock, config, logger: baseLogger = consoleLogger, nfc = null, resourcesDir, secrets, scanFlush }: CreateAppOptions): App {
+  // Disk-full errors from anywhere (API, scans, workers) are counted in one place, not logged one by one.
+  const storage = new StorageHealth(baseLogger, clock);
+  const logger = storage.wrap(baseLogger);
   const db = legacyConnection(store);
   const services = createServices(store, clock, config, logger, nfc, resourcesDir, secrets);
   const rateLimiter = new RateLimiter(clock);
@@ -248,6 +252,7 @@ export function createApp({ store, clock, config, logger = consoleLogger, nfc = 
     trustProxy: config.trustProxy,
     version: config.version,
     logger,
+    storage,
     extend: (app) => {
       mountMetrics(app, metrics);
       mountConsole(app, { dir: config.consoleDir });
@@ -260,7 +265,10 @@ export function createApp({ store, clock, config, logger = consoleLogger, nfc = 
     clock,
     config,
     flush: scanFlush,
-    onScansRecorded: () => services.outbox.notifyRecorded(),
+    onScansRecorded: () => {
+      storage.succeeded();
+      services.outbox.notifyRecorded();
+    },
     onError: (err) => logger.error('scan handler failed', err),
   });
 
@@ -274,8 +282,11 @@ export function createApp({ store, clock, config, logger = consoleLogger, nfc = 
     handle,
     start: () => workers.forEach((w) => w.start()),
     stop: async () => {
-      await Promise.all(workers.map((w) => w.stop()));
+      // Every worker stops even when one fails (a full disk fails those that write on stop).
+      const stopped = await Promise.allSettled(workers.map((w) => w.stop()));
       await scans.close();
+      const failed = stopped.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
     },
     services,
     express: expressApp,

@@ -8,6 +8,7 @@ import type { PostgresStore } from './db/postgresStore.ts';
 import { KeysRepo } from './features/keys/repo.ts';
 import { KeyService } from './features/keys/service.ts';
 import { systemClock } from './platform/clock.ts';
+import { keepRunningWhenOutputFails } from './platform/output.ts';
 import { PLANS, type Plan } from './schemas/common.ts';
 import { startServer } from './serve.ts';
 
@@ -66,6 +67,7 @@ program
     if (opts.remoteKey !== undefined && opts.remote === undefined) fail('--remote-key needs --remote');
     const port = typeof opts.port === 'string' ? parsePort(opts.port) : opts.port;
     checkDatabaseUrl(opts.database);
+    keepRunningWhenOutputFails();
     const trustProxy = opts.trustProxy === true || envFlag('WAYMARK_TRUST_PROXY');
     const webhooks = {
       publicOnly: opts.webhooksPublicOnly === true || envFlag('WAYMARK_WEBHOOKS_PUBLIC_ONLY'),
