@@ -3,6 +3,7 @@
 //   node scripts/with-postgres.ts <command> [args…]
 // A WAYMARK_TEST_DATABASE already set is used as it is (no cluster is started).
 import { spawn } from 'node:child_process';
+import { constants } from 'node:os';
 import { startPostgresCluster, type PostgresCluster } from '../test/support/postgres-cluster.ts';
 
 const [command, ...args] = process.argv.slice(2);
@@ -30,7 +31,7 @@ const code = await new Promise<number>((resolve) => {
     console.error(`${command}: ${err.message}`);
     resolve(127);
   });
-  child.once('exit', (status, signal) => resolve(status ?? (signal ? 128 + 15 : 1)));
+  child.once('exit', (status, signal) => resolve(status ?? 128 + (signal ? constants.signals[signal] : 0)));
 });
 cluster?.stop();
 process.exit(code);

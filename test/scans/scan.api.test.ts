@@ -482,11 +482,15 @@ describe('analytics', () => {
     const node = createNode('redirect', { url: 'https://example.com' });
     recordStraight(node, 20_000, (i) => Date.parse('2026-10-02T00:00:00.000Z') + i * 1000);
     const done: string[] = [];
+    const watermark = db().prepare('SELECT last_event FROM scan_rollup_state WHERE id = 1').pluck();
+    const before = watermark.get();
     const query = server.api('GET', `/nodes/${node.slug}/analytics?from=2026-10-01&to=2026-10-03`).then((r) => {
       done.push('analytics');
       return r;
     });
-    await new Promise((r) => setTimeout(r, 15)); // the query has started folding 20 000 scans
+    // The fold of the 20 000 scans has started (its first chunk is in): from now on it yields
+    // between chunks, which is when /healthz must get its answer.
+    while (watermark.get() === before) await new Promise((r) => setImmediate(r));
     const health = await fetch(`${server.url}/healthz`);
     done.push('healthz');
     expect(health.status).toBe(200);
