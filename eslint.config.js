@@ -23,6 +23,18 @@ export default tseslint.config(
     },
   },
   {
+    // Property tests run with the fixed seed of test/support/fast-check.ts, so a CI failure
+    // replays; test/sync pins a seed per case itself.
+    files: ['server/**/*.test.ts', 'test/**/*.ts'],
+    ignores: ['test/support/fast-check.ts', 'test/sync/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [...electronBan.paths, { name: 'fast-check', allowTypeImports: true, message: 'Import fc from test/support/fast-check.ts (fixed seed).' }],
+        patterns: electronBan.patterns,
+      }],
+    },
+  },
+  {
     files: ['main/**'],
     rules: { 'no-restricted-imports': 'off' },
   },

@@ -13,6 +13,7 @@ import { RateLimiter } from './http/rateLimit.ts';
 import type { AnyRouteSpec } from './http/route.ts';
 import type { Clock } from './platform/clock.ts';
 import { LegacyOutbox } from './platform/legacyOutbox.ts';
+import { StorageHealth } from './http/storageHealth.ts';
 import { Outbox } from './platform/outbox.ts';
 import { defaultSecretStore, type SecretStore } from './platform/secrets.ts';
 import { batchRoutes } from './features/batches/index.ts';
@@ -47,7 +48,7 @@ export interface Logger {
 
 export const consoleLogger: Logger = {
   info: (m) => console.log(m),
-  error: (m, err) => console.error(m, err),
+  error: (m, err) => (err === undefined ? console.error(m) : console.error(m, err)),
 };
 
 export interface CreateAppOptions {
@@ -187,7 +188,10 @@ async function createServices(
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export async function createApp({ store, clock, config, logger = consoleLogger, nfc = null, resourcesDir, secrets, scanFlush }: CreateAppOptions): Promise<App> {
+export async function createApp({ store, clock, config, logger: baseLogger = consoleLogger, nfc = null, resourcesDir, secrets, scanFlush }: CreateAppOptions): Promise<App> {
+  // Disk-full errors from anywhere (API, scans, workers) are counted in one place, not logged one by one.
+  const storage = new StorageHealth(baseLogger, clock);
+  const logger = storage.wrap(baseLogger);
   const db = legacyConnection(store);
   const services = await createServices(store, clock, config, logger, nfc, resourcesDir, secrets);
   const rateLimiter = new RateLimiter(clock);
@@ -221,6 +225,7 @@ export async function createApp({ store, clock, config, logger = consoleLogger, 
     trustProxy: config.trustProxy,
     version: config.version,
     logger,
+    storage,
     extend: (app) => {
       mountMetrics(app, metrics);
       mountConsole(app, { dir: config.consoleDir });
@@ -233,7 +238,10 @@ export async function createApp({ store, clock, config, logger = consoleLogger, 
     clock,
     config,
     flush: scanFlush,
-    onScansRecorded: () => services.outbox.notifyRecorded(),
+    onScansRecorded: () => {
+      storage.succeeded();
+      services.outbox.notifyRecorded();
+    },
     onError: (err) => logger.error('scan handler failed', err),
   });
 
@@ -247,8 +255,11 @@ export async function createApp({ store, clock, config, logger = consoleLogger, 
     handle,
     start: () => workers.forEach((w) => w.start()),
     stop: async () => {
-      await Promise.all(workers.map((w) => w.stop()));
+      // Every worker stops even when one fails (a full disk fails those that write on stop).
+      const stopped = await Promise.allSettled(workers.map((w) => w.stop()));
       await scans.close();
+      const failed = stopped.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
     },
     services,
     express: expressApp,

@@ -8,6 +8,7 @@ import type { PostgresStore } from './db/postgresStore.ts';
 import { KeysRepo } from './features/keys/repo.ts';
 import { KeyService } from './features/keys/service.ts';
 import { systemClock } from './platform/clock.ts';
+import { keepRunningWhenOutputFails } from './platform/output.ts';
 import { PLANS, type Plan } from './schemas/common.ts';
 import { startServer } from './serve.ts';
 
@@ -66,6 +67,7 @@ program
     if (opts.remoteKey !== undefined && opts.remote === undefined) fail('--remote-key needs --remote');
     const port = typeof opts.port === 'string' ? parsePort(opts.port) : opts.port;
     checkDatabaseUrl(opts.database);
+    keepRunningWhenOutputFails();
     const trustProxy = opts.trustProxy === true || envFlag('WAYMARK_TRUST_PROXY');
     const webhooks = {
       publicOnly: opts.webhooksPublicOnly === true || envFlag('WAYMARK_WEBHOOKS_PUBLIC_ONLY'),
@@ -143,11 +145,36 @@ org
     });
   });
 
+org
+  .command('list')
+  .description('list the organizations: id, name, active keys')
+  .addOption(dataOption())
+  .addOption(databaseOption())
+  .addOption(jsonOption())
+  .action(async (opts: { data: string; database?: string; json?: boolean }) => {
+    const json = opts.json === true || envFlag('WAYMARK_JSON');
+    await withKeys(opts, async (keys) => {
+      const orgs = await keys.listOrgs();
+      if (json) {
+        console.log(JSON.stringify({ orgs: orgs.map((o) => ({ id: o.id, name: o.name, created_at: o.created_at, active_keys: o.active_keys })) }));
+        return;
+      }
+      if (orgs.length === 0) {
+        console.log('No organizations yet (waymark serve creates the first one).');
+        return;
+      }
+      const idWidth = Math.max(2, ...orgs.map((o) => o.id.length));
+      const nameWidth = Math.max(4, ...orgs.map((o) => o.name.length));
+      console.log(`${'ID'.padEnd(idWidth)}  ${'NAME'.padEnd(nameWidth)}  KEYS`);
+      for (const o of orgs) console.log(`${o.id.padEnd(idWidth)}  ${o.name.padEnd(nameWidth)}  ${o.active_keys}`);
+    });
+  });
+
 const keysCommand = program.command('keys').description('API keys');
 keysCommand
   .command('create')
-  .description('create an API key for an organization')
-  .requiredOption('--org <id>', 'organization id')
+  .description('create an API key for an organization (also the way back in when a key is lost)')
+  .requiredOption('--org <id-or-name>', 'organization id, or its exact name (waymark org list)')
   .requiredOption('--name <name>', 'key name')
   .addOption(new Option('--plan <plan>', 'rate-limit plan').choices(PLANS).default('developer'))
   .addOption(dataOption())
@@ -157,13 +184,10 @@ keysCommand
     const name = nonBlank(opts.name, '--name');
     const json = opts.json === true || envFlag('WAYMARK_JSON');
     await withKeys(opts, async (keys) => {
-      let result;
-      try {
-        result = await keys.createKey(opts.org, name, opts.plan);
-      } catch {
-        fail(`organization ${opts.org} not found`);
-      }
-      const { key, apiKey } = result;
+      const matches = await keys.findOrgs(opts.org);
+      if (matches.length === 0) fail(`organization ${opts.org} not found (waymark org list shows them)`);
+      if (matches.length > 1) fail(`${matches.length} organizations are named ${opts.org}: give the id instead (${matches.map((o) => o.id).join(', ')})`);
+      const { key, apiKey } = await keys.createKey(matches[0]!.id, name, opts.plan);
       if (json) {
         console.log(JSON.stringify({ key: { id: key.id, name: key.name, plan: key.plan }, api_key: apiKey }));
       } else {

@@ -10,6 +10,7 @@ import type { Store } from './db/store.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import type { SecretStore } from './platform/secrets.ts';
 import { NfcBridge, type NfcBridgeOptions } from './features/nfc/bridge.ts';
+import { isDiskFull } from './http/errors.ts';
 
 export interface ServeOptions {
   host: string;
@@ -109,7 +110,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
         server.close(() => resolve());
         server.closeAllConnections();
       });
-      await app.stop();
+      try {
+        await app.stop();
+      } catch (err) {
+        // A full volume refuses what workers write on stop (the sync epoch): committed data is
+        // safe, and stopping goes on.
+        if (!isDiskFull(err)) throw err;
+        logger.error('shutdown: the data volume is full: the last bookkeeping was not written; committed data is safe');
+      }
       await nfc?.stop();
       await opened.close();
     })());

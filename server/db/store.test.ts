@@ -1,9 +1,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openTestStore, postgresMissing, type TestStore } from '../../test/support/stores.ts';
+import { openTestStore, type TestStore } from '../../test/support/stores.ts';
+import { needs } from '../../test/support/system.ts';
 
 const backends = [
   { dialect: 'sqlite' as const, skip: null },
-  { dialect: 'postgres' as const, skip: postgresMissing },
+  { dialect: 'postgres' as const, skip: needs.postgres() },
 ];
 
 for (const { dialect, skip } of backends) {

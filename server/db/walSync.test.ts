@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,8 +96,8 @@ describe('WalSync', () => {
     let reported = false;
     wal.afterCommit(() => (reported = true));
     const closed = wal.close();
-    await new Promise((r) => setTimeout(r, 10));
-    expect(reported).toBe(false);
+    await vi.waitFor(() => expect(held.calls).toHaveLength(1)); // the flush is under way …
+    expect(reported).toBe(false); // … and held: nothing may be reported before it completes
     held.complete();
     await closed;
     expect(reported).toBe(true);

@@ -1,6 +1,7 @@
 import express, { type Express, type Request, type Response } from 'express';
 import { NotFoundError } from '../platform/errors.ts';
 import { errorHandler, type ErrorLogger } from './errors.ts';
+import type { StorageHealth } from './storageHealth.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { type AnyRouteSpec, type ApiDeps, mount } from './route.ts';
 
@@ -9,6 +10,8 @@ export interface HttpAppOptions extends ApiDeps {
   trustProxy: boolean;
   version: string;
   logger: ErrorLogger;
+  /** Whether the data volume takes writes: /healthz reports it, 507s and successful writes feed it. */
+  storage?: StorageHealth;
   /** Extra mounts outside /v1 (console static files, metrics …), applied before the 404. */
   extend?: (app: Express) => void;
 }
@@ -27,7 +30,9 @@ export function createHttpApp(options: HttpAppOptions): Express {
   });
 
   app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok', version: options.version });
+    const storage = options.storage?.status() ?? { ok: true };
+    if (storage.ok) res.json({ status: 'ok', version: options.version });
+    else res.status(503).json({ status: 'failing', version: options.version, reason: storage.reason });
   });
 
   let openapi: object | undefined;
@@ -46,6 +51,14 @@ export function createHttpApp(options: HttpAppOptions): Express {
     },
   });
   const json = jsonParser(BODY_LIMIT);
+  const storage = options.storage;
+  if (storage) {
+    // A write that went through tells a volume that was full has room again.
+    api.use((req, res, next) => {
+      if (req.method !== 'GET' && req.method !== 'HEAD') res.once('finish', () => res.statusCode < 400 && storage.succeeded());
+      next();
+    });
+  }
   for (const route of options.routes) mount(api, options, route, route.bodyLimit ? jsonParser(route.bodyLimit) : json);
   app.use('/v1', api);
 
@@ -54,6 +67,6 @@ export function createHttpApp(options: HttpAppOptions): Express {
   app.use((_req: Request, _res: Response) => {
     throw new NotFoundError();
   });
-  app.use(errorHandler(options.logger));
+  app.use(errorHandler(options.logger, options.storage));
   return app;
 }

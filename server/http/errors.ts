@@ -5,12 +5,37 @@ export interface ErrorLogger {
   error(message: string, err: unknown): void;
 }
 
+/** Where disk-full failures are counted (StorageHealth); the handler only reports them. */
+export interface DiskFullReporter {
+  failed(err: unknown, where: string): boolean;
+}
+
+export const INSUFFICIENT_STORAGE = 'Insufficient storage: free space on the data volume';
+
+/**
+ * True when `err` says the data volume is full: SQLite's SQLITE_FULL (better-sqlite3 sets
+ * `code`), a file write's ENOSPC, and PostgreSQL's SQLSTATE 53100 disk_full (node-postgres
+ * sets `code`) for the PostgreSQL backend. The one place that knows these codes.
+ */
+export function isDiskFull(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false;
+  const code = (err as { code?: unknown }).code;
+  if (code === 'SQLITE_FULL' || code === 'ENOSPC' || code === '53100') return true;
+  const cause = (err as { cause?: unknown }).cause;
+  return cause !== undefined && cause !== err && isDiskFull(cause);
+}
+
 /** Maps every error to the spec's `{data: null, error}` body; never leaks a stack trace. */
-export function errorHandler(logger: ErrorLogger) {
+export function errorHandler(logger: ErrorLogger, storage?: DiskFullReporter) {
   return (err: unknown, req: Request, res: Response, _next: NextFunction) => {
     let status = 500;
     let body: Record<string, unknown> = { data: null, error: 'Internal server error' };
-    if (err instanceof AppError) {
+    if (isDiskFull(err)) {
+      status = 507;
+      body = { data: null, error: INSUFFICIENT_STORAGE };
+      // Counted and logged as one line a minute, not a stack trace per request.
+      if (!storage?.failed(err, `${req.method} ${req.path}`)) logger.error(`${req.method} ${req.originalUrl}: the data volume is full`, err);
+    } else if (err instanceof AppError) {
       status = err.status;
       body = { data: null, error: err.message };
       if (err.details) body.details = err.details;

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { createDocument } from 'zod-openapi';
 import { ErrorBody } from '../schemas/common.ts';
+import { INSUFFICIENT_STORAGE } from './errors.ts';
 import type { AnyRouteSpec } from './route.ts';
 
 const errorResponses = {
@@ -26,6 +27,9 @@ export function buildOpenApiDocument(routes: readonly AnyRouteSpec[], version: s
     }
     for (const [status, description] of Object.entries(errorResponses)) {
       responses[status] ??= { description, content: { 'application/json': { schema: ErrorBody } } };
+    }
+    if (route.method !== 'get') {
+      responses['507'] ??= { description: `The data volume is full: ${INSUFFICIENT_STORAGE}`, content: { 'application/json': { schema: ErrorBody } } };
     }
     const operation: Record<string, unknown> = {
       summary: route.summary,

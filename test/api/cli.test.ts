@@ -142,6 +142,45 @@ describe('CLI', async () => {
     expect((await run(['org', 'create', '--data', data])).code).not.toBe(0);
   });
 
+  it('org list shows ids, names and key counts; a lost first key is replaced with keys create --org <name> while serving', { timeout: 60_000 }, async () => {
+    const data = dir();
+    expect(JSON.parse((await run(['org', 'list', '--data', data, '--json'])).stdout)).toEqual({ orgs: [] });
+
+    const proc = await spawnServer(data);
+    const lostKey = KEY_RE.exec(await banner(proc))![0];
+    const listed = await run(['org', 'list', '--data', data, '--json']);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout.trim().split('\n')).toHaveLength(1);
+    const [first] = JSON.parse(listed.stdout).orgs;
+    expect(first).toMatchObject({ name: 'Default organization', active_keys: 1 });
+    expect(Object.keys(first).sort()).toEqual(['active_keys', 'created_at', 'id', 'name']);
+
+    // The recovery docs/api.md describes: a new key by the organization's name, on the data dir
+    // of the running server, which accepts it at once.
+    const recovered = await run(['keys', 'create', '--org', 'Default organization', '--name', 'Recovered', '--data', data, '--json']);
+    expect(recovered.code).toBe(0);
+    const newKey = JSON.parse(recovered.stdout).api_key as string;
+    expect(newKey).not.toBe(lostKey);
+    expect((await apiRequest(proc.url, 'GET', '/nodes', undefined, newKey)).status).toBe(200);
+    await proc.stop();
+
+    // By id too; key counts follow; names are matched exactly, and a shared name needs the id.
+    const acme = JSON.parse((await run(['org', 'create', '--name', 'Acme', '--data', data, '--json'])).stdout).org;
+    expect((await run(['keys', 'create', '--org', acme.id, '--name', 'second', '--data', data, '--json'])).code).toBe(0);
+    const counts = JSON.parse((await run(['org', 'list', '--data', data, '--json'])).stdout).orgs.map((o: { name: string; active_keys: number }) => [o.name, o.active_keys]);
+    expect(counts).toEqual([['Default organization', 2], ['Acme', 2]]);
+    const human = await run(['org', 'list', '--data', data]);
+    expect(human.stdout.split('\n')[0]).toMatch(/^ID\s+NAME\s+KEYS$/);
+    expect(human.stdout).toMatch(new RegExp(`^${acme.id}\\s+Acme\\s+2$`, 'm'));
+    const unknown = await run(['keys', 'create', '--org', 'acme', '--name', 'x', '--data', data]);
+    expect(unknown.code).not.toBe(0);
+    expect(unknown.stderr).toMatch(/organization acme not found \(waymark org list shows them\)/);
+    const twin = JSON.parse((await run(['org', 'create', '--name', 'Acme', '--data', data, '--json'])).stdout).org;
+    const ambiguous = await run(['keys', 'create', '--org', 'Acme', '--name', 'x', '--data', data]);
+    expect(ambiguous.code).not.toBe(0);
+    expect(ambiguous.stderr).toContain(`2 organizations are named Acme: give the id instead (${acme.id}, ${twin.id})`);
+  });
+
   it('without --json the commands print readable lines with the key', async () => {
     const data = dir();
     const res = await run(['org', 'create', '--name', 'Readable', '--data', data]);

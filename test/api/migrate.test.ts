@@ -7,7 +7,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { COPY_ORDER } from '../../server/db/copyToPostgres.ts';
 import { createNode, validPayloads, waitForBatch } from '../support/fixtures.ts';
 import { repoRoot, startTestServer, tempDataDir } from '../support/server.ts';
-import { freshPostgresDatabase, postgresMissing } from '../support/stores.ts';
+import { freshPostgresDatabase } from '../support/stores.ts';
+import { needs } from '../support/system.ts';
+
+const postgresMissing = needs.postgres();
 
 const CLI = join(repoRoot, 'server', 'cli.ts');
 

@@ -11,6 +11,9 @@
  *     holds every node and every scan and the site has nothing pending.
  * The scans of the last part are written straight into the site's SQLite file while it is
  * stopped (recording 100,000 scans through HTTP would time the scan path, not sync).
+ * Push and pull count only when they delivered the content: after the push every node of the
+ * site is at the remote with the same slug, label, payload and status (the 2,000 edits
+ * included), and after the pull the second site holds exactly the remote's nodes, field for field.
  *
  *   node test/bench/sync.ts     (BENCH_SYNC_BATCHES, default 10 × 500 nodes; BENCH_SYNC_EDITS, default 2,000)
  */
@@ -134,6 +137,37 @@ function count(dir: string, sql: string): number {
   }
 }
 
+/** JSON with sorted keys: instances may store the same payload with its keys in another order. */
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') return `{${Object.keys(v).sort().map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`).join(',')}}`;
+  return JSON.stringify(v);
+}
+
+/** Every node of an instance, id → the synced fields that the writes set. */
+function nodesOf(dir: string): Map<string, string> {
+  const db = new BetterSqlite3(join(dir, 'waymark.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    const rows = db.prepare('SELECT id, slug, label, payload_json, status FROM nodes').all() as Array<Record<string, string>>;
+    return new Map(rows.map((r) => [r.id!, `${r.slug}|${r.label}|${canonical(JSON.parse(r.payload_json!))}|${r.status}`]));
+  } finally {
+    db.close();
+  }
+}
+
+function sameNodes(a: Map<string, string>, b: Map<string, string>): boolean {
+  return a.size === b.size && [...a].every(([id, v]) => b.get(id) === v);
+}
+
+/** Throws unless every node of `from` is in `to` with the same fields (and, if `exact`, nothing else). */
+function expectSameNodes(what: string, from: Map<string, string>, to: Map<string, string>, exact: boolean): void {
+  const missing = [...from].filter(([id, v]) => to.get(id) !== v);
+  const extra = exact ? [...to.keys()].filter((id) => !from.has(id)) : [];
+  if (missing.length || extra.length) {
+    throw new Error(`${what}: ${missing.length} of ${from.size} nodes missing or different (first: ${JSON.stringify(missing[0])}), ${extra.length} extra`);
+  }
+}
+
 /** A remote on a fixed port and a proxy in front of it for each site. */
 async function startRemote() {
   const { dir, key } = prepare();
@@ -198,15 +232,19 @@ try {
     const pending = (await status(a.api)).pending_changes;
     a.proxy.heal();
     const pushMs = await syncUntil(a.api, async () => (await status(a.api)).pending_changes === 0);
-    const atRemote = count(remote.dir, 'SELECT COUNT(*) FROM nodes');
-    if (atRemote < BATCHES * 500) throw new Error(`remote holds ${atRemote} nodes after push`);
-    rows.push(['push to the remote', `${pending.toLocaleString('en-US')} changes`, secs(pushMs), `${rate(pending, pushMs)}/s`]);
+    const remoteNodes = nodesOf(remote.dir);
+    expectSameNodes('push', nodesOf(a.dir), remoteNodes, false);
+    const atRemote = remoteNodes.size;
+    rows.push(['push to the remote (content checked)', `${pending.toLocaleString('en-US')} changes`, secs(pushMs), `${rate(pending, pushMs)}/s`]);
 
     const pulledBefore = count(b.dir, 'SELECT COUNT(*) FROM sync_outbox WHERE pulled = 1');
     b.proxy.heal();
-    const pullMs = await syncUntil(b.api, async () => count(b.dir, 'SELECT COUNT(*) FROM nodes') >= atRemote);
+    // Done when the site holds what the remote does, field for field: a node count alone is
+    // reached before the label edits, which come later in the feed.
+    const pullMs = await syncUntil(b.api, async () => count(b.dir, 'SELECT COUNT(*) FROM nodes') >= atRemote && sameNodes(remoteNodes, nodesOf(b.dir)));
     const pulled = count(b.dir, 'SELECT COUNT(*) FROM sync_outbox WHERE pulled = 1') - pulledBefore;
-    rows.push(['pull by another site', `${pulled.toLocaleString('en-US')} changes`, secs(pullMs), `${rate(pulled, pullMs)}/s`]);
+    expectSameNodes('pull', remoteNodes, nodesOf(b.dir), true);
+    rows.push(['pull by another site (content checked)', `${pulled.toLocaleString('en-US')} changes`, secs(pullMs), `${rate(pulled, pullMs)}/s`]);
 
     // Converge: a site offline with CONVERGE_CHANGES changes and SCANS scans.
     const c = await startSite(remote);

@@ -4,7 +4,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { CHROMIUM } from '../../playwright.config.ts';
+import { CHROMIUM } from '../support/system.ts';
 
 const root = join(import.meta.dirname, '..', '..');
 

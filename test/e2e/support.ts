@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { type Page, test as base, expect } from '@playwright/test';
 
@@ -15,12 +15,12 @@ export const test = base.extend<{ noPageErrors: void }>({
   ],
 });
 export { expect };
-import { CHROMIUM } from '../../playwright.config.ts';
+import { needs } from '../support/system.ts';
 
-export const hasChromium = existsSync(CHROMIUM);
-/** Call at the top of each spec: skips with the reason when Debian's chromium is missing. */
+/** Call at the top of each spec: skips with the reason when Debian's chromium is missing (under CI: fails). */
 export function requireChromium(): void {
-  test.skip(!hasChromium, `needs ${CHROMIUM}: install the Debian package chromium`);
+  const reason = needs.chromium();
+  test.skip(reason !== null, reason ?? '');
 }
 
 export const server = {

@@ -2,43 +2,43 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { NfcBridge } from '../../server/features/nfc/bridge.ts';
-import { createRequire } from 'node:module';
 import { errorCode, waitForStatus } from './helpers.ts';
-
-function nfcPcscLoads(): boolean {
-  try {
-    createRequire(import.meta.url)('@pokusew/pcsclite');
-    return true;
-  } catch {
-    return false;
-  }
-}
+import { nfcModuleSkipReason } from './harness.ts';
 
 let bridge: NfcBridge | undefined;
+
+/** When the bridge next hears its child's heartbeat (ms since the epoch). */
+function nextHeartbeatAt(b: NfcBridge): Promise<number> {
+  return new Promise((resolve) => b.once('heartbeat', () => resolve(Date.now())));
+}
 afterEach(async () => {
   await bridge?.stop();
   bridge = undefined;
 });
 
 describe('NFC bridge watchdog', () => {
-  it.skipIf(!nfcPcscLoads())('reports no PC/SC daemon without spinning, and refuses writes with that reason', async () => {
-    bridge = new NfcBridge({ env: { ...process.env, PCSCLITE_CSOCK_NAME: '/nonexistent/pcscd.comm' } });
+  it.skipIf(nfcModuleSkipReason())('reports no PC/SC daemon without spinning, and refuses writes with that reason', async () => {
+    bridge = new NfcBridge({ env: { ...process.env, PCSCLITE_CSOCK_NAME: '/nonexistent/pcscd.comm' }, heartbeatTimeoutMs: 1500 });
     bridge.start();
     const s = await waitForStatus(bridge, (st) => st.state === 'no_daemon');
     expect(s.message).toMatch(/pcscd/);
     expect(await errorCode(bridge.write({ url: 'https://x.example/v/A?nfc' }))).toBe('no_daemon');
-    // Still the first child: it waits for the daemon instead of being killed for stalling.
-    await new Promise((r) => setTimeout(r, 1500));
+    // Still the first child: it waits for the daemon, heartbeating, instead of being killed for
+    // stalling. Counted in heartbeats (one per 500 ms) past twice the watchdog's timeout.
+    const firstBeat = await nextHeartbeatAt(bridge);
+    while ((await nextHeartbeatAt(bridge)) - firstBeat < 3000) expect(bridge.status().generation).toBe(1);
     expect(bridge.status().generation).toBe(1);
   });
 
   it('reports "NFC unavailable: nfc-pcsc not installed" and does not restart', async () => {
     bridge = new NfcBridge({ env: { ...process.env, WAYMARK_NFC_PCSC_MODULE: 'nfc-pcsc-not-installed' }, restartDelayMs: 50 });
+    const exited = new Promise<{ restarting: boolean }>((resolve) => bridge!.once('child.exit', resolve));
     bridge.start();
     const s = await waitForStatus(bridge, (st) => st.state === 'unavailable');
     expect(s.message).toMatch(/^NFC unavailable: nfc-pcsc not installed/);
     expect(await errorCode(bridge.write({ url: 'https://x.example/v/A?nfc' }))).toBe('unavailable');
-    await new Promise((r) => setTimeout(r, 300));
+    // The child's exit is where a restart would be scheduled: it says none was.
+    expect(await exited).toMatchObject({ restarting: false });
     expect(bridge.status()).toMatchObject({ state: 'unavailable', generation: 1 });
   });
 

@@ -12,26 +12,38 @@ import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import readline from 'node:readline';
+import { needsPackage, systemSkip } from '../support/system.ts';
 import type { CardEndpoint } from './virtual-tag.ts';
 
 const sandboxScript = join(import.meta.dirname, 'pcscd-sandbox.ts');
 
-/** Null when the suite can run; otherwise a one-line reason naming the missing package. */
+/**
+ * Null when the NFC suites can run; otherwise a one-line reason naming the missing package
+ * (through systemSkip: under CI it throws).
+ */
 export function nfcSkipReason(): string | null {
   const hasPcscd = ['/usr/sbin/pcscd', '/usr/bin/pcscd'].some((p) => existsSync(p));
-  if (!hasPcscd) return 'NFC suite skipped: the pcscd package is not installed (apt-get install pcscd)';
-  if (!existsSync('/usr/lib/pcsc/drivers/serial/libifdvpcd.so')) {
-    return 'NFC suite skipped: the vsmartcard-vpcd package is not installed (apt-get install vsmartcard-vpcd)';
-  }
+  return (
+    needsPackage('pcscd', hasPcscd, 'the PC/SC daemon pcscd') ??
+    needsPackage('vsmartcard-vpcd', existsSync('/usr/lib/pcsc/drivers/serial/libifdvpcd.so'), 'the virtual reader driver vpcd') ??
+    nfcModuleSkipReason()
+  );
+}
+
+/**
+ * Null when nfc-pcsc's native module (optional: its build needs libpcsclite-dev) loads under
+ * this Node; otherwise why, through systemSkip.
+ */
+export function nfcModuleSkipReason(): string | null {
   try {
     createRequire(import.meta.url)('@pokusew/pcsclite');
+    return null;
   } catch (err) {
     const why = (err as Error).message.includes('NODE_MODULE_VERSION')
-      ? 'built for another Node version: npm rebuild @pokusew/pcsclite with npm_config_nodedir set'
-      : 'not built: install libpcsclite-dev, then npm ci';
-    return `NFC suite skipped: nfc-pcsc's native module (@pokusew/pcsclite) does not load (${why})`;
+      ? 'it is built for another Node: npm ci rebuilds it for the Node that npm scripts run'
+      : 'it did not build: apt-get install libpcsclite-dev, then npm ci';
+    return systemSkip(`needs nfc-pcsc's native module (@pokusew/pcsclite), which does not load: ${why}`);
   }
-  return null;
 }
 
 let namespacesUsable: boolean | null = null;

@@ -15,7 +15,6 @@ import { expectedNdefUri, manifest, openEvents, readyBatch, until, type Api } fr
 import { VirtualTag } from './virtual-tag.ts';
 
 const skip = nfcSkipReason();
-if (skip) console.warn(skip);
 
 function cli(dataDir: string, ...args: string[]): { [k: string]: any } { // eslint-disable-line @typescript-eslint/no-explicit-any
   const r = spawnSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), ...args, '--data', dataDir, '--json'], { encoding: 'utf8' });

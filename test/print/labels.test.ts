@@ -11,7 +11,6 @@ import type { LabelLayoutT } from '../../server/schemas/printing.ts';
 import { type Gray, type PxRect, crop, darkBox, darkOutside, decodeAll, missingTools, mmToPx, renderPdf } from './raster.ts';
 
 const skip = missingTools();
-if (skip) console.warn(`label rendering tests skipped: ${skip}`);
 
 const resources = defaultResourcesDir();
 const layouts = loadLayouts(join(resources, 'layouts'));

@@ -5,12 +5,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../server/platform/clock.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
+import { CHROMIUM, needs } from '../support/system.ts';
 import { type Gray, crop, decodeAll, missingTools, mmToPx, parsePng } from './raster.ts';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const noChromium = spawnSync(CHROMIUM, ['--version'], { stdio: 'ignore' }).error ? `needs Chromium (Debian package chromium) at ${CHROMIUM}` : null;
-const skipRender = noChromium ?? missingTools();
-if (skipRender) console.warn(`SVG preview rendering checks skipped: ${skipRender}`);
+const skipRender = needs.chromium() ?? missingTools();
 
 const clock = new ManualClock();
 

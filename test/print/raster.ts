@@ -3,23 +3,16 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
+import { needs } from '../support/system.ts';
 
 /**
  * Test helpers around poppler-utils (pdftoppm: PDF → greyscale PGM pages) and zbar-tools
  * (zbarimg: QR decoding). PGM is parsed here by hand, so no image library is needed.
  */
 
-function runs(cmd: string, args: string[]): boolean {
-  const r = spawnSync(cmd, args, { stdio: 'ignore' });
-  return !r.error;
-}
-
-/** A one-line reason to skip, or null when both tools are installed. */
+/** A one-line reason to skip (under CI: a failure), or null when pdftoppm and zbarimg are installed. */
 export function missingTools(): string | null {
-  const missing: string[] = [];
-  if (!runs('pdftoppm', ['-v'])) missing.push('pdftoppm (Debian package poppler-utils)');
-  if (!runs('zbarimg', ['--version'])) missing.push('zbarimg (Debian package zbar-tools)');
-  return missing.length ? `needs ${missing.join(' and ')}: apt-get install poppler-utils zbar-tools` : null;
+  return needs.poppler() ?? needs.zbar();
 }
 
 export interface Gray {

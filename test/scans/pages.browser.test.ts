@@ -4,18 +4,16 @@
  * back from a screenshot with zbarimg, is the escaped WIFI: string.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, writeFileSync } from 'node:fs';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { chromium, type Browser } from '@playwright/test';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { CHROMIUM, needs } from '../support/system.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const hasChromium = existsSync(CHROMIUM);
-const hasZbar = spawnSync('zbarimg', ['--version']).status === 0;
-if (!hasChromium) console.warn('skipping scan page browser tests: needs the chromium package');
+const noZbar = needs.zbar();
 
-describe.skipIf(!hasChromium)('scan pages in Chromium', () => {
+describe.skipIf(needs.chromium())('scan pages in Chromium', () => {
   let server: TestServer;
   let browser: Browser;
 
@@ -72,7 +70,7 @@ describe.skipIf(!hasChromium)('scan pages in Chromium', () => {
     await p.context.close();
   });
 
-  it('the Wi-Fi page has a working Copy button and a QR code phones can join from', async () => {
+  it('the Wi-Fi page has a working Copy button and a QR code phones can join from', async ({ skip }) => {
     const payload = { ssid: 'Café;Guest', password: 'pa:ss,wo"rd\\1', security: 'WPA2' };
     const node = await create('wifi', payload);
     const { context, page, problems } = await open(node.slug);
@@ -80,16 +78,16 @@ describe.skipIf(!hasChromium)('scan pages in Chromium', () => {
     expect(await copy.isVisible()).toBe(true); // shown by the hashed script: it ran
     expect(await page.locator('#pw').textContent()).toBe(payload.password);
     expect(problems).toEqual([]);
-    if (hasZbar) {
-      const file = join(server.dataDir, 'wifi.png');
-      writeFileSync(file, await page.locator('.qr').screenshot());
-      // -Sbinary: the raw bytes (zbar would otherwise guess a legacy charset for non-ASCII bytes;
-      // phone cameras read them as UTF-8).
-      const decoded = execFileSync('zbarimg', ['--quiet', '--raw', '-Sbinary', file]).toString('utf8').replace(/\n$/, '');
-      expect(decoded).toBe('WIFI:T:WPA;S:Café\\;Guest;P:pa\\:ss\\,wo\\"rd\\\\1;;');
-    } else {
-      console.warn('QR read-back skipped: needs the zbar-tools package');
+    if (noZbar) {
+      await context.close();
+      return skip(noZbar);
     }
+    const file = join(server.dataDir, 'wifi.png');
+    writeFileSync(file, await page.locator('.qr').screenshot());
+    // -Sbinary: the raw bytes (zbar would otherwise guess a legacy charset for non-ASCII bytes;
+    // phone cameras read them as UTF-8).
+    const decoded = execFileSync('zbarimg', ['--quiet', '--raw', '-Sbinary', file]).toString('utf8').replace(/\n$/, '');
+    expect(decoded).toBe('WIFI:T:WPA;S:Café\\;Guest;P:pa\\:ss\\,wo\\"rd\\\\1;;');
     await context.close();
   });
 });

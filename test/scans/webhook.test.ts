@@ -35,7 +35,11 @@ describe('node.scanned webhooks', () => {
     expect((await scan(IPHONE, '?nfc')).status).toBe(302);
 
     await receiver.waitFor((r) => r.accepted.length >= 1, 10_000, 'a node.scanned delivery');
-    await new Promise((r) => setTimeout(r, 300)); // a bot delivery, if any, would have come by now
+    // Both scans were committed before their 302: the outbox holds every event there will be,
+    // and once the dispatcher is idle everything in it has been delivered.
+    const events = server.running.db.prepare("SELECT count(*) FROM outbox_events WHERE type = 'node.scanned'").pluck().get();
+    expect(events).toBe(1);
+    await server.running.app.services.webhookDispatcher.idle();
     expect(receiver.accepted).toHaveLength(1);
     const req = receiver.accepted[0]!;
     const body = new StandardWebhook(hook.secret).verify(req.body, req.headers as Record<string, string>) as { type: string; data: Record<string, unknown> };

@@ -5,7 +5,7 @@
  * flush per commit). Concurrent scans are answered only once recorded, in one or a few group
  * commits, with scan_count and outbox events to match.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createFixture, type Fixture } from './fixtures.ts';
@@ -66,7 +66,6 @@ describe.each([
     // the connection's own setting is left as it was (the FULL path relaxes it only per batch)
     expect(f.db.pragma('synchronous', { simple: true })).toBe(synchronous === 'FULL' ? 2 : 1);
     // listeners (webhook delivery) were told, in throttled batches
-    await new Promise((r) => setTimeout(r, 120));
-    expect(recorded.reduce((a, b) => a + b, 0)).toBe(200);
+    await vi.waitFor(() => expect(recorded.reduce((a, b) => a + b, 0)).toBe(200), { timeout: 10_000, interval: 10 });
   });
 });

@@ -15,7 +15,10 @@ import type { Store } from '../../server/db/store.ts';
 
 export const postgresUrl = process.env.WAYMARK_TEST_DATABASE;
 
-/** The reason PostgreSQL suites skip, or null when a server is configured. */
+/**
+ * Why there is no PostgreSQL server to use, or null. Suites decide with `needs.postgres()`
+ * (test/support/system.ts), which also fails the run under CI.
+ */
 export const postgresMissing = postgresUrl
   ? null
   : 'PostgreSQL not available: install Debian package `postgresql` (the test launcher then sets WAYMARK_TEST_DATABASE)';

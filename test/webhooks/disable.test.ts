@@ -68,7 +68,7 @@ describe('webhook give-up and automatic disabling (injected clock, production sc
       // Not due yet: nothing is sent before the scheduled time …
       clock.set(Date.parse(d.next_attempt_at) - 1);
       server.running.app.services.webhookDispatcher.wake();
-      await new Promise((r) => setTimeout(r, 30));
+      await server.running.app.services.webhookDispatcher.idle();
       expect(bad.requests.length).toBe(i + 1);
       // … and it is sent once it is due.
       await advanceUntil(i + 2, 1);
@@ -106,7 +106,7 @@ describe('webhook give-up and automatic disabling (injected clock, production sc
     const fourth = (await api('POST', '/nodes', { label: 'four', function_type: 'redirect', payload: { url: 'https://example.com/4' } })).body.data;
     clock.advance(13 * HOUR);
     server.running.app.services.webhookDispatcher.wake();
-    await new Promise((r) => setTimeout(r, 100));
+    await server.running.app.services.webhookDispatcher.idle();
     expect(bad.requests.length).toBe(attemptsWhenDisabled);
 
     const rows = (await api('GET', `/webhooks/${target.id}/deliveries?limit=100`)).body.data.reverse();
@@ -115,7 +115,7 @@ describe('webhook give-up and automatic disabling (injected clock, production sc
     // Fixed receiver: redeliver the given-up messages, re-enable; everything arrives in order.
     up = true;
     for (const d of rows.slice(0, 2)) expect((await api('POST', `/webhooks/${target.id}/deliveries/${d.id}/redeliver`)).status).toBe(202);
-    await new Promise((r) => setTimeout(r, 50));
+    await server.running.app.services.webhookDispatcher.idle(); // the redelivery woke it
     expect(bad.requests.length).toBe(attemptsWhenDisabled); // still disabled
     expect((await api('PATCH', `/webhooks/${target.id}`, { active: true })).body.data).toMatchObject({ active: true, disabled: null, failing_since: null });
     await bad.waitFor((r) => r.accepted.length >= 4, 5000, 'the four messages');
@@ -125,7 +125,7 @@ describe('webhook give-up and automatic disabling (injected clock, production sc
     await recorded(attemptsWhenDisabled + 4);
     clock.advance(29 * 24 * HOUR);
     server.running.app.services.webhookDispatcher.wake();
-    await new Promise((r) => setTimeout(r, 50));
+    await server.running.app.services.webhookDispatcher.idle();
     expect((await api('GET', `/webhooks/${target.id}/deliveries`)).body.total).toBe(4);
     clock.advance(2 * 24 * HOUR);
     server.running.app.services.webhookDispatcher.wake();

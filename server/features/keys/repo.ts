@@ -38,6 +38,29 @@ export class KeysRepo {
     return db.selectFrom('organizations').select(ORG_COLUMNS).orderBy('created_at', 'asc').orderBy('rowid', 'asc').limit(1).executeTakeFirst();
   }
 
+  /** Every organization, oldest first, with its number of active (unrevoked) keys. */
+  async listOrgsWithKeyCounts(db: Executor): Promise<Array<OrgRow & { active_keys: number }>> {
+    const rows = await db
+      .selectFrom('organizations')
+      .select(ORG_COLUMNS)
+      .select((eb) =>
+        eb
+          .selectFrom('api_keys')
+          .select((k) => k.fn.countAll<number>().as('n'))
+          .whereRef('api_keys.org_id', '=', 'organizations.id')
+          .where('api_keys.revoked_at', 'is', null)
+          .as('active_keys'),
+      )
+      .orderBy('created_at', 'asc')
+      .orderBy('rowid', 'asc')
+      .execute();
+    return rows.map((r) => ({ id: r.id, name: r.name, created_at: r.created_at, active_keys: Number(r.active_keys ?? 0) }));
+  }
+
+  orgsNamed(db: Executor, name: string): Promise<OrgRow[]> {
+    return db.selectFrom('organizations').select(ORG_COLUMNS).where('name', '=', name).orderBy('created_at', 'asc').orderBy('rowid', 'asc').execute();
+  }
+
   async countOrgs(db: Executor): Promise<number> {
     const row = await db.selectFrom('organizations').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
     return Number(row.n);

@@ -58,6 +58,19 @@ export class KeyService {
     return org;
   }
 
+  listOrgs(): Promise<Array<OrgRow & { active_keys: number }>> {
+    return this.repo.listOrgsWithKeyCounts(this.store.db);
+  }
+
+  /**
+   * The organizations an operator may mean by `ref`: the one with that id, else those with
+   * exactly that name (none, one, or several that share it).
+   */
+  async findOrgs(ref: string): Promise<OrgRow[]> {
+    const byId = await this.repo.getOrg(this.store.db, ref);
+    return byId ? [byId] : this.repo.orgsNamed(this.store.db, ref);
+  }
+
   async hasOrganizations(): Promise<boolean> {
     return (await this.repo.countOrgs(this.store.db)) > 0;
   }

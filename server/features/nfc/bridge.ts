@@ -185,6 +185,7 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
       if (this.stopped) return;
       if (code === EXIT_UNAVAILABLE) {
         if (this.current.state !== 'unavailable') this.setStatus('unavailable', 'NFC unavailable: nfc-pcsc not installed', []);
+        this.emit('child.exit', { code, restarting: false });
         return;
       }
       if (code !== 0 && code !== 4) this.options.log?.(`NFC bridge child exited (${signal ?? code}) ${stderr.trim().split('\n').slice(-3).join(' | ')}`);
@@ -195,6 +196,7 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
       this.setStatus(this.current.state === 'no_daemon' ? 'no_daemon' : 'starting', keep, []);
       this.restartTimer = setTimeout(() => this.spawnChild(), this.options.restartDelayMs);
       this.restartTimer.unref();
+      this.emit('child.exit', { code: code ?? signal, restarting: true });
     });
   }
 
@@ -215,6 +217,7 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
   private onMessage(msg: FromChild): void {
     switch (msg.type) {
       case 'heartbeat':
+        this.emit('heartbeat');
         return;
       case 'state': {
         const changed =

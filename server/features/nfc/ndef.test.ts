@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import fc from 'fast-check';
+import fc from '../../../test/support/fast-check.ts';
 import { decodeUriMessage, encodeUriMessage, nfcTagUrl, uriIdentifierCode } from './ndef.ts';
 import { bytesNeeded, classifyAtr, ndefTlv, parseCapabilityContainer, planWrite, verifyReads } from './type2.ts';
 

@@ -1,7 +1,7 @@
 import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../db/database.ts';
 import { defaultMigrationsDir } from '../../db/migrate.ts';
@@ -196,9 +196,15 @@ describe('scan recording (migration 060 layout)', () => {
     const busy = new ScanAnalytics(db, clock);
     const pending = () => db.prepare('SELECT COUNT(*) FROM scan_events WHERE id > (SELECT last_event FROM scan_rollup_state)').pluck().get() as number;
     writer.write(Array.from({ length: 5 }, () => scan('n1')));
+    // Counts the background steps' looks at the backlog, so that "below the limit nothing is
+    // folded" is checked after steps that ran, not after a sleep.
+    const repo = (busy as unknown as { repo: { backlog(): number } }).repo;
+    const backlog = repo.backlog.bind(repo);
+    let looks = 0;
+    repo.backlog = () => (looks++, backlog());
     busy.start(() => clock.now(), { backlogLimit: 10, stepMs: 10 }); // a scan "just now", always
     try {
-      await new Promise((r) => setTimeout(r, 60));
+      await vi.waitFor(() => expect(looks).toBeGreaterThanOrEqual(3), { timeout: 5000, interval: 5 });
       expect(pending()).toBe(5); // below the limit: scans first
       writer.write(Array.from({ length: 40 }, () => scan('n1')));
       const deadline = Date.now() + 5000;

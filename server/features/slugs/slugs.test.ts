@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import fc from 'fast-check';
+import fc from '../../../test/support/fast-check.ts';
 import { decode40, encode40, normalizeSlug } from './crockford.ts';
 import { permute, SPACE, unpermute } from './permutation.ts';
 

@@ -71,6 +71,19 @@ export class WebhookDispatcher {
     });
   }
 
+  /**
+   * Resolves once the dispatcher has nothing left to do now: no look at the queues pending and
+   * no endpoint sending. What is due has then been sent, so "nothing was sent" is a fact, not a
+   * guess after a sleep (tests, shutdown checks).
+   */
+  async idle(): Promise<void> {
+    for (;;) {
+      await new Promise((resolve) => setImmediate(resolve)); // after a tick that wake() queued
+      if (this.running.size === 0 && !this.tickQueued) return;
+      await Promise.all([...this.running.values()]);
+    }
+  }
+
   /** Stops: aborts requests in flight (their deliveries stay pending, same webhook-id next time). */
   async stop(): Promise<void> {
     if (this.stopped) return;
