@@ -183,7 +183,7 @@ async function createServices(
     scanUrl,
     device: nfcDevice,
   });
-  const analytics = new ScanAnalytics(db, clock);
+  const analytics = new ScanAnalytics(store, clock);
   // Webhooks across sites (docs/sync.md): the remote emits the events for what sites push.
   // The outbox, nodes and batches still write on the SQLite connection the push's transaction
   // holds (synchronous better-sqlite3 calls join it).
