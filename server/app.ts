@@ -39,6 +39,9 @@ import { TemplatesRepo } from './features/templates/repo.ts';
 import { templateRoutes } from './features/templates/routes.ts';
 import { TemplateService } from './features/templates/service.ts';
 import { createScanHandler } from './features/scans/handler.ts';
+import { postgresScanStorage } from './features/scans/postgresStorage.ts';
+import { sqliteScanStorage } from './features/scans/sqliteStorage.ts';
+import type { PostgresStore } from './db/postgresStore.ts';
 import { ScanAnalytics } from './features/scans/analytics.ts';
 import { scanRoutes } from './features/scans/routes.ts';
 import { createPrivateAddressList } from './features/webhooks/address.ts';
@@ -267,13 +270,16 @@ export async function createApp({ store, clock, config, logger = consoleLogger, 
   });
 
   // The public scan path (/v/<slug>) is answered before Express: it is the hot path.
+  const onScanError = (err: unknown) => logger.error('scan handler failed', err);
   const scans = createScanHandler({
-    db,
+    storage:
+      store instanceof SqliteStore
+        ? sqliteScanStorage({ db: store.connection, ...(scanFlush ? { flush: scanFlush } : {}), onError: onScanError })
+        : postgresScanStorage({ store: store as PostgresStore, onError: onScanError }),
     clock,
     config,
-    flush: scanFlush,
     onScansRecorded: () => services.outbox.notifyRecorded(),
-    onError: (err) => logger.error('scan handler failed', err),
+    onError: onScanError,
   });
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {

@@ -4,7 +4,7 @@
  * the connection is down, so `gap` tells the caller whenever some may have been missed (the
  * connection was lost, or has just been opened) and it must ask the database instead.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import type { PostgresStore } from './postgresStore.ts';
 
 export interface ListenHandlers {
@@ -40,7 +40,9 @@ export function listenPostgres(store: PostgresStore, channel: string, handlers: 
   };
   const connect = async () => {
     if (closed) return;
-    const c = new pg.Client(store.pool.options);
+    // Loaded here, not at import: the scan path imports this module on SQLite too.
+    const { default: driver } = await import('pg');
+    const c = new driver.Client(store.pool.options);
     c.on('notification', (m) => {
       if (m.channel === channel) handlers.notify(m.payload ?? '');
     });

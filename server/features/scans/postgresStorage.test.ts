@@ -5,6 +5,7 @@
  * one is served by the other within the bound; one salt per day for all).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { PostgresStore } from '../../db/postgresStore.ts';
 import type { Store } from '../../db/store.ts';
 import { freshPostgresDatabase, postgresMissing } from '../../../test/support/stores.ts';
@@ -149,6 +150,28 @@ describe.skipIf(postgresMissing !== null)(`scan path on PostgreSQL${postgresMiss
       if (startedAt - committedAt > 400) expect(served).toBe('https://example.com/new');
     }
     expect(await urlServed(onA, 'AAAAAAAA')).toBe('https://example.com/new');
+    expect(served).toBe('https://example.com/new');
+  });
+
+  it('drops a cached entry as soon as another process commits a change (NOTIFY), long before the bound', async () => {
+    const [a, b] = (await processes(2)) as [PostgresStore, PostgresStore];
+    const org = await seedOrg(a);
+    const node = await seedNode(a, org, { slug: 'AAAAAAAA', payload: { url: 'https://example.com/old' } });
+    const onA = storageOn(a, 60_000); // re-read every 15 s: only a notification can be quicker
+    expect(await urlServed(onA, 'AAAAAAAA')).toBe('https://example.com/old');
+    // A's listening connection is up (its LISTEN is the last statement it ran).
+    const listening = async () =>
+      Number((await sql<{ n: number }>`SELECT count(*) AS n FROM pg_stat_activity WHERE query = 'LISTEN waymark_scan_cache'`.execute(b.db)).rows[0]?.n);
+    for (const until = Date.now() + 10_000; (await listening()) === 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
+    expect(await listening()).toBe(1);
+    await b.transaction(async (tx) => {
+      await tx.updateTable('nodes').set({ payload_json: JSON.stringify({ url: 'https://example.com/new' }) }).where('id', '=', node).execute();
+    });
+    let served = '';
+    for (const until = Date.now() + 10_000; served !== 'https://example.com/new' && Date.now() < until; ) {
+      served = await urlServed(onA, 'AAAAAAAA');
+      if (served !== 'https://example.com/new') await new Promise((r) => setTimeout(r, 10));
+    }
     expect(served).toBe('https://example.com/new');
   });
 });
