@@ -7,11 +7,13 @@
 --    transaction that wrote it; the fold reads only rows of transactions older than the oldest
 --    one still running (pg_snapshot_xmin), a set that can no longer grow, in (xid, id) order.
 --    The watermark is the pair (last_xid, last_event). Rows already here all get this
---    migration's transaction id, so (this xid, last_event) is exactly where the fold stood.
+--    migration's transaction id, and so does the state row, so (this xid, last_event) is exactly
+--    where the fold stood. The state's default is the writing transaction's id for the same
+--    reason: `waymark migrate` copies the scans and then the state in one transaction, and the
+--    fold goes on from (that transaction, last_event).
 ALTER TABLE scan_events ADD COLUMN xid xid8 NOT NULL DEFAULT pg_current_xact_id();
 CREATE INDEX scan_events_fold ON scan_events (xid, id);
-ALTER TABLE scan_rollup_state ADD COLUMN last_xid xid8 NOT NULL DEFAULT '0';
-UPDATE scan_rollup_state SET last_xid = pg_current_xact_id() WHERE id = 1;
+ALTER TABLE scan_rollup_state ADD COLUMN last_xid xid8 NOT NULL DEFAULT pg_current_xact_id();
 
 -- 2. A node's scans not folded yet are those after the (xid, id) watermark, not after an id.
 CREATE OR REPLACE FUNCTION waymark_delete_node_scans() RETURNS trigger LANGUAGE plpgsql AS $$

@@ -6,7 +6,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../platform/clock.ts';
 import type { Store } from '../../db/store.ts';
+import { copySqliteToPostgres } from '../../db/copyToPostgres.ts';
 import { PostgresStore } from '../../db/postgresStore.ts';
+import { SqliteStore } from '../../db/sqliteStore.ts';
 import { freshPostgresDatabase, openTestStore, postgresMissing, type TestStore } from '../../../test/support/stores.ts';
 import { scanOf, scanWriterFor, seedNode, seedOrg } from '../../../test/support/scanSeed.ts';
 import { ScanAnalytics } from './analytics.ts';
@@ -178,6 +180,32 @@ describe.skipIf(postgresMissing !== null)(`scan analytics with several PostgreSQ
       expect(Number(counts.n)).toBe(humans);
     } finally {
       for (const s of all) await s.close();
+      await database.drop();
+    }
+  });
+
+  it('an instance moved from SQLite (waymark migrate) folds on where it stood: no scan counted twice or missed', async () => {
+    const sqlite = await open('sqlite');
+    const org = await seedOrg(sqlite);
+    const node = await seedNode(sqlite, org, { slug: 'AAAAAAAA' });
+    const writeOnSqlite = scanWriterFor(sqlite);
+    await writeOnSqlite([scanOf(node, org), scanOf(node, org), scanOf(node, org, { is_bot: 1 })]);
+    await new ScanAnalytics(sqlite, new ManualClock(T0)).catchUp();
+    await writeOnSqlite([scanOf(node, org), scanOf(node, org)]); // not folded before the move
+    const database = await freshPostgresDatabase();
+    const moved = await PostgresStore.open(database.url, { poolSize: 2 });
+    try {
+      await copySqliteToPostgres((sqlite as SqliteStore).connection, moved.pool);
+      const analytics = new ScanAnalytics(moved, new ManualClock(T0));
+      await analytics.caughtUp();
+      expect((await analytics.listScans(node, { limit: 1, offset: 0 })).total).toBe(4);
+      expect((await analytics.listScans(node, { bots: 'include', limit: 1, offset: 0 })).total).toBe(5);
+      await scanWriterFor(moved)([scanOf(node, org)]);
+      await analytics.caughtUp();
+      const figures = await analytics.forNode({ id: node, slug: 'AAAAAAAA' }, { from: '2026-11-01', to: '2026-12-01' });
+      expect(figures.totals.scans).toBe(5);
+    } finally {
+      await moved.close();
       await database.drop();
     }
   });
