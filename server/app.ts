@@ -28,6 +28,9 @@ import { createSync } from './features/sync/index.ts';
 import { syncRoutes } from './features/sync/routes.ts';
 import { templateRoutes } from './features/templates/index.ts';
 import { createScanHandler } from './features/scans/handler.ts';
+import { postgresScanStorage } from './features/scans/postgresStorage.ts';
+import { sqliteScanStorage } from './features/scans/sqliteStorage.ts';
+import type { PostgresStore } from './db/postgresStore.ts';
 import { ScanAnalytics } from './features/scans/analytics.ts';
 import { scanRoutes } from './features/scans/routes.ts';
 import { createPrivateAddressList } from './features/webhooks/address.ts';
@@ -152,7 +155,7 @@ async function createServices(
     logger,
     enabled: () => sync.site.slugSource() === 'standalone',
   });
-  const analytics = new ScanAnalytics(db, clock);
+  const analytics = new ScanAnalytics(store, clock);
   // Webhooks across sites (docs/sync.md): the remote emits the events for what sites push, in
   // the push's transaction.
   sync.remoteChanges.events = {
@@ -233,16 +236,19 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
   });
 
   // The public scan path (/v/<slug>) is answered before Express: it is the hot path.
+  const onScanError = (err: unknown) => logger.error('scan handler failed', err);
   const scans = createScanHandler({
-    db,
+    storage:
+      store instanceof SqliteStore
+        ? sqliteScanStorage({ db: store.connection, ...(scanFlush ? { flush: scanFlush } : {}), onError: onScanError })
+        : postgresScanStorage({ store: store as PostgresStore, onError: onScanError }),
     clock,
     config,
-    flush: scanFlush,
     onScansRecorded: () => {
       storage.succeeded();
       services.outbox.notifyRecorded();
     },
-    onError: (err) => logger.error('scan handler failed', err),
+    onError: onScanError,
   });
 
   const handle = (req: IncomingMessage, res: ServerResponse) => {

@@ -17,7 +17,9 @@ import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { openDatabase } from '../../server/db/database.ts';
 import { ScanWriter, type ScanRecord } from '../../server/features/scans/writer.ts';
-import { AnalyticsRepo } from '../../server/features/scans/repo.ts';
+import { ScanAnalytics } from '../../server/features/scans/analytics.ts';
+import { SqliteStore } from '../../server/db/sqliteStore.ts';
+import { ManualClock } from '../../server/platform/clock.ts';
 import { subscribeToScans } from '../support/scanSubscriber.ts';
 
 const perRound = Number(process.env.BENCH_SCANS ?? 20_000);
@@ -107,13 +109,11 @@ try {
   console.log(`scan writer: batches of ${batchSize}, ${perRound} scans per variant and round, ${rounds} rounds (medians), 200 nodes, 200 000 scans before`);
   run(variants(''));
   // The deferred part: folding what was recorded (roll-ups + per-node order), per scan.
-  const analytics = new AnalyticsRepo(db);
+  const analytics = new ScanAnalytics(new SqliteStore(db), new ManualClock(Date.now()));
   const pending = db.prepare('SELECT COUNT(*) FROM scan_events WHERE id > (SELECT last_event FROM scan_rollup_state)').pluck().get() as number;
   const cpu0 = process.cpuUsage();
   const t0 = process.hrtime.bigint();
-  while (analytics.rollUp(5000) === 5000) {
-    // fold everything
-  }
+  await analytics.catchUp();
   const foldWall = Number(process.hrtime.bigint() - t0) / 1000 / pending;
   const fc = process.cpuUsage(cpu0);
   console.log(`${'fold (roll-ups + per-node order), FULL, later'.padEnd(60)} CPU ${((fc.user + fc.system) / pending).toFixed(1).padStart(5)} µs/scan   wall ${foldWall.toFixed(1).padStart(6)} µs/scan   (${pending} scans)`);

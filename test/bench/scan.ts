@@ -14,13 +14,12 @@
  *                              BENCH_WEBHOOK=1 subscribes an endpoint to node.scanned)
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import http from 'node:http';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import autocannon from 'autocannon';
+import { type Figures, load as loadWith, slugOf } from './_scan-load.ts';
 import { openDatabase } from '../../server/db/database.ts';
 import { databaseFile } from '../../server/serve.ts';
 import { subscribeToScans } from '../support/scanSubscriber.ts';
@@ -38,26 +37,7 @@ const variants: Variant[] = withNormal ? ['full', 'full-in-commit', 'normal'] : 
 // and the fan-out a delivery row (without one, as in issue 3's benchmark, it writes neither).
 const withWebhook = process.env.BENCH_WEBHOOK === '1';
 const here = import.meta.dirname;
-
-const USER_AGENTS = [
-  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
-  'Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36',
-  'Mozilla/5.0 (Linux; Android 13; SM-S918B) AppleWebKit/537.36 (KHTML, like Gecko) SamsungBrowser/24.0 Chrome/117.0.0.0 Mobile Safari/537.36',
-  'Mozilla/5.0 (iPad; CPU OS 16_6 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1',
-  'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
-  'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15',
-];
-
-function slugOf(i: number): string {
-  const alphabet = '0123456789ABCDEFGHJKMNPQRSTVWXYZ';
-  let s = '';
-  let v = 0x5a5a5a + i * 7919;
-  for (let k = 0; k < 8; k++) {
-    s = alphabet[v % 32] + s;
-    v = Math.floor(v / 32);
-  }
-  return s;
-}
+const load = (port: number, slugs: string[], pid?: number) => loadWith(port, slugs, { connections, duration, pids: pid === undefined ? [] : [pid] });
 
 function seed(file: string): string[] {
   const db = openDatabase(file);
@@ -110,126 +90,6 @@ async function stopChild(child: ChildProcess): Promise<void> {
     child.once('exit', () => resolve());
     child.kill('SIGTERM');
   });
-}
-
-interface Figures {
-  rps: number;
-  p50: number;
-  p99: number;
-  total: number;
-  redirects: number;
-  warmRedirects: number;
-  /** Requests sent but not awaited when autocannon stopped at the end of the duration. */
-  cutOff: number;
-  /** Server CPU time (all threads) per answered request, microseconds. */
-  cpuPerRequest: number;
-  /** The same, main thread only (the event loop that parses and answers requests). */
-  mainCpuPerRequest: number;
-  errors: number;
-  /** Latency of GET /healthz sent every 5 ms on one connection during the run (the rest of the
-   * server's responsiveness under scan load; the bare server answers it with its 302), ms. */
-  probeP50: number;
-  probeP99: number;
-  /** CPU pressure at the end of the run (/proc/pressure/cpu "some" avg10, %): the benchmark's own two processes plus other jobs. */
-  pressure: number;
-}
-
-/** CPU seconds (user + system) a process (all threads) or one of its threads has used so far, from /proc (Linux). */
-function cpuSeconds(pid: number | undefined, thread?: number): number {
-  try {
-    const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime, stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/** Share of the last 10 s in which some task waited for a CPU (Linux PSI); NaN if unavailable. */
-function cpuPressure(): number {
-  try {
-    const m = /some avg10=([\d.]+)/.exec(readFileSync('/proc/pressure/cpu', 'utf8'));
-    return m ? Number(m[1]) : Number.NaN;
-  } catch {
-    return Number.NaN;
-  }
-}
-
-/** Sends GET /healthz every 5 ms, one at a time on one kept-alive connection, until stopped. */
-function probe(port: number): { stop(): Promise<{ p50: number; p99: number }> } {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const latencies: number[] = [];
-  let running = true;
-  const once = () =>
-    new Promise<void>((resolve) => {
-      const started = performance.now();
-      http
-        .get({ host: '127.0.0.1', port, path: '/healthz', agent }, (res) => {
-          res.resume();
-          res.on('end', () => {
-            latencies.push(performance.now() - started);
-            resolve();
-          });
-        })
-        .on('error', () => resolve());
-    });
-  const loop = (async () => {
-    while (running) {
-      await once();
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  })();
-  return {
-    async stop() {
-      running = false;
-      await loop;
-      agent.destroy();
-      latencies.sort((a, b) => a - b);
-      const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * q))] ?? Number.NaN;
-      return { p50: at(0.5), p99: at(0.99) };
-    },
-  };
-}
-
-async function load(port: number, slugs: string[], pid?: number): Promise<Figures> {
-  const requests = [];
-  for (let i = 0; i < 1000; i++) {
-    const slug = slugs[i % slugs.length] as string;
-    requests.push({
-      method: 'GET' as const,
-      path: `/v/${i % 3 === 0 ? slug.toLowerCase() : slug}${i % 5 === 0 ? '?nfc' : ''}`,
-      headers: {
-        'user-agent': USER_AGENTS[i % USER_AGENTS.length] as string,
-        'x-forwarded-for': `${(i * 37) % 223 + 1}.${(i * 11) % 256}.${(i * 7) % 256}.${i % 254 + 1}`,
-      },
-    });
-  }
-  // warm-up, not counted in the figures (but its scans are recorded: counted in `warmRedirects`)
-  const warm = await autocannon({ url: `http://127.0.0.1:${port}`, connections, amount: 10_000, requests });
-  const warmRedirects = Number((warm.statusCodeStats as Record<string, { count: number }>)['302']?.count ?? 0);
-  const cpuBefore = cpuSeconds(pid);
-  const mainBefore = cpuSeconds(pid, pid);
-  const prober = probe(port);
-  const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections, duration, requests });
-  const probed = await prober.stop();
-  const cpu = cpuSeconds(pid) - cpuBefore;
-  const mainCpu = cpuSeconds(pid, pid) - mainBefore;
-  const redirects = Number((result.statusCodeStats as Record<string, { count: number }>)['302']?.count ?? 0);
-  return {
-    rps: result.requests.average,
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    total: result.requests.total,
-    redirects,
-    warmRedirects,
-    cutOff: result.requests.sent - result.requests.total,
-    cpuPerRequest: (cpu / result.requests.total) * 1e6,
-    mainCpuPerRequest: (mainCpu / result.requests.total) * 1e6,
-    errors: result.errors + result.timeouts + result.non2xx - redirects,
-    probeP50: probed.p50,
-    probeP99: probed.p99,
-    pressure: cpuPressure(),
-  };
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'waymark-bench-'));

@@ -4,12 +4,13 @@
  * background step folds from scan_events (and that every query first brings up to date), so a
  * query reads at most one row per node, hour and dimension value instead of every scan.
  */
-import { setImmediate as nextTurn } from 'node:timers/promises';
-import type { Database } from 'better-sqlite3';
+import { setTimeout as sleep, setImmediate as nextTurn } from 'node:timers/promises';
+import type { Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ValidationError } from '../../platform/errors.ts';
 import type { Interval } from '../../schemas/analytics.ts';
-import { AnalyticsRepo, DIMENSIONS, type Dimension, type Scope, type ScanEventRow } from './repo.ts';
+import { AnalyticsRepo, DIMENSIONS, type BotFilter, type Dimension, type FoldResult, type Scope } from './analyticsRepo.ts';
+import type { ScanEventRow } from './repo.ts';
 
 const HOUR = 3_600_000;
 const MAX_BUCKETS = 2000;
@@ -18,6 +19,12 @@ const ROLLUP_CHUNK = 5000;
 const FOLD_CHUNK = 500;
 /** Under load, the unfolded events the background fold lets wait (about 0.3 s for a query to fold). */
 const BACKLOG_LIMIT = 10_000;
+/**
+ * PostgreSQL: how long a query waits for transactions that were running when it came (a scan
+ * committed before it is folded only once every older transaction is done) before it answers
+ * with what could be folded.
+ */
+const HORIZON_WAIT_MS = 5000;
 
 export interface RangeInput {
   from?: string;
@@ -54,13 +61,15 @@ export interface SeriesBucket {
 }
 
 export class ScanAnalytics {
+  private readonly store: Store;
   private readonly repo: AnalyticsRepo;
   private readonly clock: Clock;
   private timer: NodeJS.Timeout | null = null;
-  private chain: NodeJS.Immediate | null = null;
+  private running: Promise<void> | null = null;
 
-  constructor(db: Database, clock: Clock) {
-    this.repo = new AnalyticsRepo(db);
+  constructor(store: Store, clock: Clock) {
+    this.store = store;
+    this.repo = new AnalyticsRepo(store.dialect);
     this.clock = clock;
   }
 
@@ -71,36 +80,46 @@ export class ScanAnalytics {
    * anyway (enough for ~500 scans/s sustained, ~1 % of a core; smaller or more frequent chunks
    * cost far more per event, each commit rewriting the same roll-up pages): every query folds what
    * is pending before it reads (in chunks, caughtUp), so an unbounded backlog would make every
-   * query slow (a busy day of steady scans never has a quiet second).
+   * query slow (a busy day of steady scans never has a quiet second). On PostgreSQL each process
+   * does this; a chunk another process is folding is skipped, not waited for.
    */
   start(lastScanAt: () => number = () => 0, options: { backlogLimit?: number; stepMs?: number } = {}): void {
     if (this.timer) return;
     const backlogLimit = options.backlogLimit ?? BACKLOG_LIMIT;
     const stepMs = options.stepMs ?? 1000;
-    const step = () => {
-      this.chain = null;
-      if (!this.timer) return;
-      const quiet = this.clock.now() - lastScanAt() >= 1000;
-      let read: number;
-      try {
-        if (!quiet && this.repo.backlog() <= backlogLimit) return;
-        read = this.repo.rollUp(FOLD_CHUNK);
-      } catch {
-        return; // busy: next tick
+    const steps = async () => {
+      for (;;) {
+        if (!this.timer) return;
+        const quiet = this.clock.now() - lastScanAt() >= 1000;
+        if (!quiet && (await this.repo.backlog(this.store.db)) <= backlogLimit) return;
+        const { read } = await this.foldChunk(FOLD_CHUNK, true);
+        // Quiet: go on at once (the event loop free between chunks). Under load: one chunk per tick.
+        if (read < FOLD_CHUNK || !quiet) return;
+        await nextTurn();
       }
-      // Quiet: go on at once (the event loop free between chunks). Under load: one chunk per tick.
-      if (read === FOLD_CHUNK && quiet) this.chain = setImmediate(step);
     };
     // A chain of chunks in progress goes on by itself; the interval only starts one.
-    this.timer = setInterval(() => this.chain === null && step(), stepMs);
+    this.timer = setInterval(() => {
+      this.running ??= steps()
+        .catch(() => {
+          // busy: next tick
+        })
+        .finally(() => {
+          this.running = null;
+        });
+    }, stepMs);
     this.timer.unref();
   }
 
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
-    if (this.chain) clearImmediate(this.chain);
     this.timer = null;
-    this.chain = null;
+    await this.running;
+  }
+
+  /** One chunk in its own transaction. */
+  private foldChunk(max: number, skipIfBusy = false): Promise<FoldResult> {
+    return this.store.transaction((tx) => this.repo.fold(tx, max, { skipIfBusy }));
   }
 
   /**
@@ -110,16 +129,39 @@ export class ScanAnalytics {
    * meanwhile; the query's own catchUp() then has only the last moment's scans left.
    */
   async caughtUp(): Promise<void> {
+    if (this.store.dialect === 'postgres') return this.caughtUpShared();
     // At most the backlog of the call (later scans are the query's own catchUp's); fewer than a
     // chunk read means nothing is left.
-    for (let left = this.repo.backlog(); left > 0 && this.repo.rollUp(FOLD_CHUNK) === FOLD_CHUNK; left -= FOLD_CHUNK) {
+    for (let left = await this.repo.backlog(this.store.db); left > 0 && (await this.foldChunk(FOLD_CHUNK)).read === FOLD_CHUNK; left -= FOLD_CHUNK) {
       await nextTurn();
     }
   }
 
-  /** Folds every scan recorded so far into the roll-ups, at once. */
-  catchUp(): void {
-    while (this.repo.rollUp(ROLLUP_CHUNK) === ROLLUP_CHUNK) {
+  /**
+   * PostgreSQL: a scan committed before the call is below the transactions that had started by
+   * then; the fold reaches it once every transaction older than it is done (analyticsRepo.ts). So
+   * fold until the fold's horizon passes that point, waiting briefly for transactions still
+   * running (scan batches and API writes take milliseconds), at most HORIZON_WAIT_MS.
+   */
+  private async caughtUpShared(): Promise<void> {
+    const target = await this.repo.transactionsNow(this.store.db);
+    const deadline = Date.now() + HORIZON_WAIT_MS;
+    let pause = 1;
+    for (;;) {
+      const { read, horizon } = await this.foldChunk(FOLD_CHUNK);
+      if (read === FOLD_CHUNK) {
+        await nextTurn();
+        continue;
+      }
+      if (horizon === null || horizon >= target || Date.now() >= deadline) return;
+      await sleep(pause);
+      pause = Math.min(pause * 2, 20);
+    }
+  }
+
+  /** Folds every scan recorded so far (that can be folded: PostgreSQL, see caughtUp) into the roll-ups. */
+  async catchUp(): Promise<void> {
+    while ((await this.foldChunk(ROLLUP_CHUNK)).read === ROLLUP_CHUNK) {
       // keep folding
     }
   }
@@ -140,13 +182,14 @@ export class ScanAnalytics {
     return { fromHour, toHour, interval };
   }
 
-  private series(scope: Scope, r: Range): SeriesBucket[] {
+  private async series(scope: Scope, r: Range): Promise<SeriesBucket[]> {
+    const db = this.store.db;
     const b = BUCKETS[r.interval];
-    const scans = new Map(this.repo.seriesScans(scope, r.fromHour, r.toHour, b.sql).map((x) => [x.bucket, x.scans]));
+    const scans = new Map((await this.repo.seriesScans(db, scope, r.fromHour, r.toHour, b.sql)).map((x) => [x.bucket, x.scans]));
     const visitorRows =
       r.interval === 'hour'
-        ? this.repo.seriesVisitorsHourly(scope, r.fromHour, r.toHour)
-        : this.repo.seriesVisitorsDaily(scope, r.fromHour / 24, r.toHour / 24, b.daySql);
+        ? await this.repo.seriesVisitorsHourly(db, scope, r.fromHour, r.toHour)
+        : await this.repo.seriesVisitorsDaily(db, scope, r.fromHour / 24, r.toHour / 24, b.daySql);
     const visitors = new Map(visitorRows.map((x) => [x.bucket, x.visitors]));
     const out: SeriesBucket[] = [];
     for (let bucket = b.of(r.fromHour); bucket <= b.of(r.toHour - 1); bucket++) {
@@ -159,23 +202,24 @@ export class ScanAnalytics {
     return out;
   }
 
-  private uniqueVisitors(scope: Scope, r: Range): number {
+  private uniqueVisitors(scope: Scope, r: Range): Promise<number> {
     return r.interval === 'hour'
-      ? this.repo.uniqueVisitorsHourly(scope, r.fromHour, r.toHour)
-      : this.repo.uniqueVisitorsDaily(scope, r.fromHour / 24, r.toHour / 24);
+      ? this.repo.uniqueVisitorsHourly(this.store.db, scope, r.fromHour, r.toHour)
+      : this.repo.uniqueVisitorsDaily(this.store.db, scope, r.fromHour / 24, r.toHour / 24);
   }
 
-  private breakdowns(scope: Scope, r: Range): Record<Dimension, Breakdown[]> {
+  private async breakdowns(scope: Scope, r: Range): Promise<Record<Dimension, Breakdown[]>> {
     const out = {} as Record<Dimension, Breakdown[]>;
     for (const dim of DIMENSIONS) {
-      out[dim] = this.repo.breakdown(scope, r.fromHour, r.toHour, dim).map((x) => ({ value: x.value === '' ? null : x.value, scans: x.scans }));
+      const rows = await this.repo.breakdown(this.store.db, scope, r.fromHour, r.toHour, dim);
+      out[dim] = rows.map((x) => ({ value: x.value === '' ? null : x.value, scans: x.scans }));
     }
     return out;
   }
 
-  forNode(node: { id: string; slug: string }, input: RangeInput) {
+  async forNode(node: { id: string; slug: string }, input: RangeInput) {
     const r = this.range(input);
-    this.catchUp();
+    await this.catchUp();
     const scope: Scope = { kind: 'node', id: node.id };
     return {
       node: { id: node.id, slug: node.slug },
@@ -183,30 +227,31 @@ export class ScanAnalytics {
       to: new Date(r.toHour * HOUR).toISOString(),
       interval: r.interval,
       totals: {
-        scans: this.repo.totalScans(scope, r.fromHour, r.toHour),
-        unique_visitors: this.uniqueVisitors(scope, r),
+        scans: await this.repo.totalScans(this.store.db, scope, r.fromHour, r.toHour),
+        unique_visitors: await this.uniqueVisitors(scope, r),
       },
-      series: this.series(scope, r),
-      breakdowns: this.breakdowns(scope, r),
+      series: await this.series(scope, r),
+      breakdowns: await this.breakdowns(scope, r),
     };
   }
 
-  forOrg(orgId: string, input: RangeInput & { top?: number }) {
+  async forOrg(orgId: string, input: RangeInput & { top?: number }) {
     const r = this.range(input);
-    this.catchUp();
+    await this.catchUp();
     const scope: Scope = { kind: 'org', id: orgId };
+    const db = this.store.db;
     return {
       from: new Date(r.fromHour * HOUR).toISOString(),
       to: new Date(r.toHour * HOUR).toISOString(),
       interval: r.interval,
       totals: {
-        scans: this.repo.totalScans(scope, r.fromHour, r.toHour),
-        unique_visitors: this.uniqueVisitors(scope, r),
-        nodes_scanned: this.repo.nodesScanned(orgId, r.fromHour, r.toHour),
+        scans: await this.repo.totalScans(db, scope, r.fromHour, r.toHour),
+        unique_visitors: await this.uniqueVisitors(scope, r),
+        nodes_scanned: await this.repo.nodesScanned(db, orgId, r.fromHour, r.toHour),
       },
-      series: this.series(scope, r),
-      breakdowns: this.breakdowns(scope, r),
-      top_nodes: this.repo.topNodes(orgId, r.fromHour, r.toHour, input.top ?? 10),
+      series: await this.series(scope, r),
+      breakdowns: await this.breakdowns(scope, r),
+      top_nodes: await this.repo.topNodes(db, orgId, r.fromHour, r.toHour, input.top ?? 10),
     };
   }
 
@@ -217,19 +262,20 @@ export class ScanAnalytics {
     return { fromMs, toMs };
   }
 
-  listScans(nodeId: string, q: { from?: string; to?: string; bots?: 'exclude' | 'include' | 'only'; limit: number; offset: number }) {
+  async listScans(nodeId: string, q: { from?: string; to?: string; bots?: BotFilter; limit: number; offset: number }) {
     const { fromMs, toMs } = this.scanRange(q);
     const bots = q.bots ?? 'exclude';
+    const db = this.store.db;
     // The per-node order is filled by the fold, like the roll-ups.
-    this.catchUp();
+    await this.catchUp();
     let total: number;
     if (bots === 'exclude' && q.from === undefined && q.to === undefined) {
       // All human scans of the node: the roll-ups already hold the count.
-      total = this.repo.totalScans({ kind: 'node', id: nodeId }, 0, Number.MAX_SAFE_INTEGER);
+      total = await this.repo.totalScans(db, { kind: 'node', id: nodeId }, 0, Number.MAX_SAFE_INTEGER);
     } else {
-      total = this.repo.countScans(nodeId, fromMs, toMs, bots);
+      total = await this.repo.countScans(db, nodeId, fromMs, toMs, bots);
     }
-    return { rows: this.repo.listScans(nodeId, fromMs, toMs, bots, q.limit, q.offset).map(toApiScan), total };
+    return { rows: (await this.repo.listScans(db, nodeId, fromMs, toMs, bots, q.limit, q.offset)).map(toApiScan), total };
   }
 
   /**
@@ -239,13 +285,13 @@ export class ScanAnalytics {
    * Folds first, like listScans; scans folded while the pages are read appear only if older
    * than the page being read.
    */
-  *scanPages(nodeId: string, q: { from?: string; to?: string; bots?: 'exclude' | 'include' | 'only' }, pageSize = 1000): Generator<ApiScan[]> {
+  async *scanPages(nodeId: string, q: { from?: string; to?: string; bots?: BotFilter }, pageSize = 1000): AsyncGenerator<ApiScan[]> {
     const { fromMs, toMs } = this.scanRange(q);
     const bots = q.bots ?? 'exclude';
-    this.catchUp();
+    await this.catchUp();
     let before = { ts: Number.MAX_SAFE_INTEGER, id: Number.MAX_SAFE_INTEGER };
     for (;;) {
-      const rows = this.repo.scansBefore(nodeId, fromMs, toMs, bots, before, pageSize);
+      const rows = await this.repo.scansBefore(this.store.db, nodeId, fromMs, toMs, bots, before, pageSize);
       if (rows.length > 0) yield rows.map(toApiScan);
       if (rows.length < pageSize) return;
       const last = rows[rows.length - 1] as ScanEventRow;

@@ -7,46 +7,37 @@
  * answered together once it is durable.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
-import { ScanRepo } from './repo.ts';
-import { backgroundCheckpoints, inlineSink, openScanConnection, walSyncedSink, type ScanSink } from './sink.ts';
 import type { ScanRecord } from './writer.ts';
-import { ScanCache, contentResponse, resolve, vcardResponse, type Resolution } from './resolver.ts';
+import { contentResponse, resolve, vcardResponse, type Resolution } from './resolver.ts';
 import { renderPage, renderStatus, type Rendered } from './pages.ts';
 import type { ScanContext } from './rules.ts';
+import { sqliteScanStorage, type SqliteScanStorageOptions } from './sqliteStorage.ts';
+import { isPending, type ScanStorage, type ScanView } from './storage.ts';
 import {
   UserAgentCache,
   clientIp,
   createCountryLookup,
   headerCountry,
-  utcDay,
   visitorHash,
   type CountryLookup,
   type UserAgentInfo,
 } from './visitor.ts';
 
 export interface ScanHandlerDeps {
-  db: Database;
+  /** Where scans are resolved and recorded (storage.ts); default: SQLite on `db`. */
+  storage?: ScanStorage;
+  /** The SQLite connection, when no `storage` is given (with the SQLite options below). */
+  db?: Database;
   clock: Clock;
   config: { trustProxy?: boolean };
-  /**
-   * Run WAL checkpoints on a background thread instead of inside commits on `db` (default true
-   * for a file database; see sink.ts backgroundCheckpoints).
-   */
-  backgroundCheckpoints?: boolean;
-  /**
-   * How a scan commit reaches the disk at synchronous=FULL: `off-thread` (default), a group
-   * fdatasync of the WAL on the thread pool after a NORMAL commit (sink.ts walSyncedSink);
-   * `in-commit`, SQLite's own fsync inside COMMIT, which blocks this thread (for comparison).
-   */
-  flush?: 'off-thread' | 'in-commit';
-  /**
-   * Batches committed and not yet durable, at most (default 1: the scans arriving while a batch
-   * is flushed form the next batch, committed as that flush returns, so each flush carries one
-   * commit of all of them; with 2, a small batch slipped in behind each flush and cost a commit).
-   */
+  /** SQLite only (sqliteStorage.ts): WAL checkpoints on a background thread (default true). */
+  backgroundCheckpoints?: SqliteScanStorageOptions['backgroundCheckpoints'];
+  /** SQLite only (sqliteStorage.ts): the flush off the event loop (default) or inside COMMIT. */
+  flush?: SqliteScanStorageOptions['flush'];
+  /** SQLite only (sqliteStorage.ts): batches committed and not yet durable, at most (default 1). */
   maxInFlight?: number;
   /** Called after each group commit with the number of scans recorded (e.g. wake webhook delivery). */
   onScansRecorded?: (count: number) => void;
@@ -107,7 +98,10 @@ interface PendingScan {
   source: 'qr' | 'nfc';
   at: number;
   ua: UserAgentInfo;
+  uaString: string;
+  ip: string;
   country: string | null;
+  /** The visitor key, computed with the batch (the day's salt comes from the storage's view). */
   visitor: string;
   requestId: string;
   resolution?: Resolution;
@@ -121,18 +115,11 @@ const unavailable: Rendered = renderPage({
 unavailable.headers['retry-after'] = '1';
 
 export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
-  // With synchronous=FULL the scan path reads and records on a connection of its own at NORMAL,
-  // and its commits reach the disk by a group flush off this thread (sink.ts walSyncedSink);
-  // WAL checkpoints run on a background thread (backgroundCheckpoints).
-  const own = deps.flush === 'in-commit' ? null : openScanConnection(deps.db);
-  const db = own ?? deps.db;
-  const repo = new ScanRepo(db);
-  const cache = new ScanCache(repo);
+  const onError = deps.onError ?? ((err: unknown) => console.error('scan handler:', err));
+  const storage = deps.storage ?? sqliteStorageOf(deps, onError);
   const uaCache = new UserAgentCache();
   const countryOf = deps.countryOf ?? createCountryLookup();
   const trustProxy = deps.config.trustProxy === true;
-  const onError = deps.onError ?? ((err: unknown) => console.error('scan handler:', err));
-  let salt: { day: string; from: number; to: number; value: string } | null = null;
   let pending: PendingScan[] = [];
   let scheduled = false;
   let inFlight = 0;
@@ -151,18 +138,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     }, 50);
   }
   let lastScanAt = 0;
-  const maxInFlight = deps.maxInFlight ?? 1;
-  const sink: ScanSink = own ? walSyncedSink(own) : inlineSink(db);
-  const stopCheckpoints = deps.backgroundCheckpoints === false ? null : backgroundCheckpoints(own ? [deps.db, own] : [db], onError);
-
-  function saltFor(at: number): string {
-    // Same UTC day as the cached salt: no date formatting per scan.
-    if (salt && at >= salt.from && at < salt.to) return salt.value;
-    const day = utcDay(at);
-    const from = Date.parse(`${day}T00:00:00.000Z`);
-    salt = { day, from, to: from + 86_400_000, value: repo.saltFor(day, () => randomBytes(32).toString('base64url')) };
-    return salt.value;
-  }
+  const maxInFlight = storage.maxInFlight;
 
   function context(scan: { at: number; country: string | null; ua: UserAgentInfo; visitor: string }, nodeId: string): ScanContext {
     return {
@@ -177,20 +153,34 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
 
   /**
    * Group commit: resolve every waiting scan against the current state, record them all in one
-   * transaction, and answer them once it is durable. At most `maxInFlight` batches wait for
-   * that; scans arriving meanwhile form the next batch.
+   * transaction, and answer them once it is durable. At most `maxInFlight` batches are between
+   * being resolved and being durable; scans arriving meanwhile form the next batch.
    */
   function flush(): void {
     scheduled = false;
     if (pending.length === 0 || inFlight >= maxInFlight) return;
     const batch = pending;
     pending = [];
+    inFlight++;
+    let view: ScanView | Promise<ScanView>;
+    try {
+      view = storage.view(batch);
+    } catch (err) {
+      fail(batch, err);
+      return;
+    }
+    // SQLite answers at once (no promise on its hot path); PostgreSQL may have to read first.
+    if (isPending(view)) void view.then((v) => record(batch, v), (err: unknown) => fail(batch, err));
+    else record(batch, view);
+  }
+
+  function record(batch: PendingScan[], view: ScanView): void {
     const records: ScanRecord[] = [];
     const recorded: PendingScan[] = [];
     try {
-      cache.sync();
       for (const scan of batch) {
-        const entry = cache.get(scan.slug);
+        scan.visitor = visitorHash(view.salt(scan.at), scan.ip, scan.uaString);
+        const entry = view.entry(scan.slug);
         const r = resolve(entry, () => context(scan, entry.kind === 'node' ? entry.node.id : ''));
         scan.resolution = r;
         if (r.entry.kind !== 'node' || r.outcome === null) continue;
@@ -213,17 +203,15 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
         recorded.push(scan);
       }
     } catch (err) {
-      onError(err);
-      for (const scan of batch) send(scan.res, 'GET', unavailable, scan.requestId);
+      fail(batch, err);
       return;
     }
     if (records.length === 0) {
       for (const scan of batch) answer(scan.res, 'GET', scan.resolution as Resolution, scan.slug, scan.requestId);
+      settled();
       return;
     }
-    inFlight++;
-    sink.write(records, (err, results) => {
-      inFlight--;
+    storage.write(records, (err, results) => {
       if (err || !results) {
         onError(err);
         // Not recorded, so not answered as a scan: the visitor is asked to scan again.
@@ -239,11 +227,23 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
         }
         notifyRecorded(results.filter((id) => id !== null).length);
       }
-      if (pending.length > 0 && !scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      settled();
     });
+  }
+
+  function fail(batch: PendingScan[], err: unknown): void {
+    onError(err);
+    for (const scan of batch) send(scan.res, 'GET', unavailable, scan.requestId);
+    settled();
+  }
+
+  /** A batch is answered: the next one may go (scans that arrived meanwhile are waiting). */
+  function settled(): void {
+    inFlight--;
+    if (pending.length > 0 && !scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
   }
 
   function answer(res: ServerResponse, method: string, r: Resolution, slug: string, requestId: string): void {
@@ -273,11 +273,34 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     res.end(method === 'HEAD' ? undefined : body);
   }
 
-  function visitorOf(req: IncomingMessage, at: number, uaString: string): { ip: string; country: string | null; visitor: string } {
+  function visitorOf(req: IncomingMessage): { ip: string; country: string | null } {
     const ip = clientIp(req.socket.remoteAddress, req.headers, trustProxy);
     const fromHeader = headerCountry(req.headers, trustProxy);
-    const country = fromHeader !== undefined ? fromHeader : countryOf(ip);
-    return { ip, country, visitor: visitorHash(saltFor(at), ip, uaString) };
+    return { ip, country: fromHeader !== undefined ? fromHeader : countryOf(ip) };
+  }
+
+  /** HEAD and contact.vcf: resolved from the current state, nothing recorded. */
+  function answerUnrecorded(req: IncomingMessage, res: ServerResponse, method: string, slug: string, contact: boolean, at: number, ua: UserAgentInfo, uaString: string, requestId: string): void {
+    const go = (view: ScanView) => {
+      const entry = view.entry(slug);
+      const r = resolve(entry, () => {
+        const v = visitorOf(req);
+        return context({ at, ua, country: v.country, visitor: visitorHash(view.salt(at), v.ip, uaString) }, entry.kind === 'node' ? entry.node.id : '');
+      });
+      if (!contact) {
+        answer(res, method, r, slug, requestId);
+      } else if (r.kind === 'status') {
+        send(res, method, renderStatus(r.status), requestId);
+      } else {
+        send(res, method, vcardResponse(r.content) ?? renderStatus('unknown'), requestId);
+      }
+    };
+    const view = storage.view([{ slug, at }]);
+    if (!isPending(view)) return go(view);
+    void view.then(go).catch((err: unknown) => {
+      onError(err);
+      if (!res.headersSent) send(res, method, unavailable, requestId);
+    });
   }
 
   const handler = ((req: IncomingMessage, res: ServerResponse): boolean => {
@@ -302,25 +325,13 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
 
       if (method === 'HEAD' || parsed.contact) {
         // Not a scan: resolve from the current state without recording anything.
-        cache.sync();
-        const entry = cache.get(parsed.slug);
-        const r = resolve(entry, () => {
-          const v = visitorOf(req, at, uaString);
-          return context({ at, ua, country: v.country, visitor: v.visitor }, entry.kind === 'node' ? entry.node.id : '');
-        });
-        if (!parsed.contact) {
-          answer(res, method, r, parsed.slug, requestId);
-        } else if (r.kind === 'status') {
-          send(res, method, renderStatus(r.status), requestId);
-        } else {
-          send(res, method, vcardResponse(r.content) ?? renderStatus('unknown'), requestId);
-        }
+        answerUnrecorded(req, res, method, parsed.slug, parsed.contact, at, ua, uaString, requestId);
         return true;
       }
 
-      const v = visitorOf(req, at, uaString);
+      const v = visitorOf(req);
       lastScanAt = at;
-      pending.push({ res, slug: parsed.slug, source: parsed.source, at, ua, country: v.country, visitor: v.visitor, requestId });
+      pending.push({ res, slug: parsed.slug, source: parsed.source, at, ua, uaString, ip: v.ip, country: v.country, visitor: '', requestId });
       if (!scheduled) {
         scheduled = true;
         setImmediate(flush);
@@ -339,9 +350,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       if (inFlight < maxInFlight) flush();
       await new Promise((r) => setTimeout(r, 5));
     }
-    await sink.close();
-    await stopCheckpoints?.();
-    own?.close();
+    await storage.close();
     if (notifyTimer) {
       clearTimeout(notifyTimer);
       notifyTimer = null;
@@ -349,4 +358,15 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     }
   };
   return handler;
+}
+
+function sqliteStorageOf(deps: ScanHandlerDeps, onError: (err: unknown) => void): ScanStorage {
+  if (!deps.db) throw new Error('createScanHandler needs a storage or a SQLite db');
+  return sqliteScanStorage({
+    db: deps.db,
+    onError,
+    ...(deps.backgroundCheckpoints !== undefined ? { backgroundCheckpoints: deps.backgroundCheckpoints } : {}),
+    ...(deps.flush !== undefined ? { flush: deps.flush } : {}),
+    ...(deps.maxInFlight !== undefined ? { maxInFlight: deps.maxInFlight } : {}),
+  });
 }

@@ -6,6 +6,7 @@ import type { Database } from 'better-sqlite3';
 import { openDatabase } from '../../db/database.ts';
 import { defaultMigrationsDir } from '../../db/migrate.ts';
 import { ManualClock } from '../../platform/clock.ts';
+import { SqliteStore } from '../../db/sqliteStore.ts';
 import { ScanAnalytics } from './analytics.ts';
 import { ScanWriter, type ScanRecord } from './writer.ts';
 import { subscribeToScans } from '../../../test/support/scanSubscriber.ts';
@@ -28,7 +29,7 @@ function setup() {
   const db = openDatabase(join(dir, 'waymark.db'));
   db.prepare("INSERT INTO organizations (id, name, created_at) VALUES ('org', 'Org', ?)").run(new Date(T0).toISOString());
   const writer = new ScanWriter(db);
-  const analytics = new ScanAnalytics(db, new ManualClock(T0 + 3_600_000));
+  const analytics = new ScanAnalytics(new SqliteStore(db), new ManualClock(T0 + 3_600_000));
   return { db, writer, analytics };
 }
 
@@ -49,6 +50,12 @@ function scan(nodeId: string, over: Partial<ScanRecord> = {}): ScanRecord {
     node_id: nodeId, org_id: 'org', slug: 'AAAAAAAA', ts: T0 + ++k * 1000, device_type: 'mobile', os: 'ios', browser: 'Mobile Safari',
     country: 'FR', source: 'qr', rule_id: null, outcome: 'redirect', is_bot: 0, visitor_hash: `v${k}`, ...over,
   };
+}
+
+async function pagesOf<T>(pages: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const page of pages) out.push(page);
+  return out;
 }
 
 const rowsOf = (db: Database, table: string, nodeId: string) => db.prepare(`SELECT COUNT(*) FROM ${table} WHERE node_id = ?`).pluck().get(nodeId) as number;
@@ -92,73 +99,73 @@ describe('scan recording (migration 060 layout)', () => {
     expect(db.prepare('SELECT COUNT(*) FROM scan_events').pluck().get()).toBe(8);
   });
 
-  it('lists scans newest first, bots filtered, including scans not folded yet', () => {
+  it('lists scans newest first, bots filtered, including scans not folded yet', async () => {
     const { db, writer, analytics } = setup();
     addNode(db, 'n1', 'AAAAAAAA');
     addNode(db, 'n2', 'BBBBBBBB');
     writer.write([scan('n1'), scan('n2'), scan('n1', { is_bot: 1 })]);
-    analytics.catchUp();
+    await analytics.catchUp();
     writer.write([scan('n1'), scan('n1')]); // not folded yet
-    const list = analytics.listScans('n1', { limit: 10, offset: 0 });
+    const list = await analytics.listScans('n1', { limit: 10, offset: 0 });
     expect(list.total).toBe(3);
     expect(list.rows.map((r) => r.timestamp)).toEqual([...list.rows.map((r) => r.timestamp)].sort().reverse());
     expect(list.rows).toHaveLength(3);
-    expect(analytics.listScans('n1', { bots: 'include', limit: 2, offset: 0 }).rows).toHaveLength(2);
-    expect(analytics.listScans('n1', { bots: 'include', limit: 10, offset: 0 }).total).toBe(4);
-    expect(analytics.listScans('n1', { bots: 'only', limit: 10, offset: 0 }).total).toBe(1);
-    expect([...analytics.scanPages('n1', { bots: 'include' })].flat()).toHaveLength(4);
+    expect((await analytics.listScans('n1', { bots: 'include', limit: 2, offset: 0 })).rows).toHaveLength(2);
+    expect((await analytics.listScans('n1', { bots: 'include', limit: 10, offset: 0 })).total).toBe(4);
+    expect((await analytics.listScans('n1', { bots: 'only', limit: 10, offset: 0 })).total).toBe(1);
+    expect((await pagesOf(analytics.scanPages('n1', { bots: 'include' }))).flat()).toHaveLength(4);
   });
 
-  it('pages through a node\'s scans newest first by (time, id), ties included, none twice (CSV export)', () => {
+  it('pages through a node\'s scans newest first by (time, id), ties included, none twice (CSV export)', async () => {
     const { db, writer, analytics } = setup();
     addNode(db, 'n1', 'AAAAAAAA');
     addNode(db, 'n2', 'BBBBBBBB');
     const same = T0 + 500_000;
     writer.write([scan('n1'), scan('n1', { ts: same }), scan('n1', { ts: same }), scan('n2'), scan('n1', { ts: same })]);
     writer.write([scan('n1', { is_bot: 1 }), scan('n1'), scan('n1', { ts: same }), scan('n1')]);
-    const all = analytics.listScans('n1', { bots: 'include', limit: 100, offset: 0 }).rows;
+    const all = (await analytics.listScans('n1', { bots: 'include', limit: 100, offset: 0 })).rows;
     expect(all).toHaveLength(8);
-    const pages = [...analytics.scanPages('n1', { bots: 'include' }, 3)];
+    const pages = await pagesOf(analytics.scanPages('n1', { bots: 'include' }, 3));
     expect(pages.map((p) => p.length)).toEqual([3, 3, 2]);
     expect(pages.flat().map((s) => s.id)).toEqual(all.map((s) => s.id));
     // exactly a page size: no empty page at the end
-    expect([...analytics.scanPages('n1', { bots: 'include' }, 4)].map((p) => p.length)).toEqual([4, 4]);
-    expect([...analytics.scanPages('n1', {}, 3)].flat()).toHaveLength(7);
-    expect([...analytics.scanPages('n1', { from: new Date(same).toISOString(), to: new Date(same + 1).toISOString() }, 2)].flat()).toHaveLength(4);
-    expect([...analytics.scanPages('n2', {}, 3)].flat()).toHaveLength(1);
+    expect((await pagesOf(analytics.scanPages('n1', { bots: 'include' }, 4))).map((p) => p.length)).toEqual([4, 4]);
+    expect((await pagesOf(analytics.scanPages('n1', {}, 3))).flat()).toHaveLength(7);
+    expect((await pagesOf(analytics.scanPages('n1', { from: new Date(same).toISOString(), to: new Date(same + 1).toISOString() }, 2))).flat()).toHaveLength(4);
+    expect((await pagesOf(analytics.scanPages('n2', {}, 3))).flat()).toHaveLength(1);
   });
 
-  it('deleting a node deletes its scans, folded and not yet folded, and nobody else\'s', () => {
+  it('deleting a node deletes its scans, folded and not yet folded, and nobody else\'s', async () => {
     const { db, writer, analytics } = setup();
     addNode(db, 'n1', 'AAAAAAAA');
     addNode(db, 'n2', 'BBBBBBBB');
     writer.write([scan('n1'), scan('n2'), scan('n1')]);
-    analytics.catchUp();
+    await analytics.catchUp();
     writer.write([scan('n1'), scan('n2')]);
     expect(rowsOf(db, 'scan_events_by_node', 'n1')).toBe(2);
     db.prepare('DELETE FROM nodes WHERE id = ?').run('n1');
     expect(rowsOf(db, 'scan_events', 'n1')).toBe(0);
     expect(rowsOf(db, 'scan_events_by_node', 'n1')).toBe(0);
     expect(rowsOf(db, 'scan_events', 'n2')).toBe(2);
-    analytics.catchUp();
+    await analytics.catchUp();
     expect(rowsOf(db, 'scan_events_by_node', 'n2')).toBe(2);
   });
 
-  it('never hands out a scan id twice: scans after deleting the node with the newest ones are folded', () => {
+  it('never hands out a scan id twice: scans after deleting the node with the newest ones are folded', async () => {
     const { db, writer, analytics } = setup();
     addNode(db, 'n1', 'AAAAAAAA');
     addNode(db, 'n2', 'BBBBBBBB');
     writer.write([scan('n1'), scan('n2')]);
     const newest = writer.write([scan('n2'), scan('n2')]).at(-1) as number;
-    analytics.catchUp();
+    await analytics.catchUp();
     db.prepare('DELETE FROM nodes WHERE id = ?').run('n2');
     const [next] = writer.write([scan('n1')]);
     expect(next).toBeGreaterThan(newest);
-    expect(analytics.listScans('n1', { limit: 10, offset: 0 }).total).toBe(2);
+    expect((await analytics.listScans('n1', { limit: 10, offset: 0 })).total).toBe(2);
     expect(rowsOf(db, 'scan_events_by_node', 'n1')).toBe(2);
   });
 
-  it('migration 060 keeps every scan and its id, orders the folded ones by node, and goes on counting above them', () => {
+  it('migration 060 keeps every scan and its id, orders the folded ones by node, and goes on counting above them', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'waymark-060-'));
     dirs.push(dir);
     const before = join(dir, 'migrations-059');
@@ -181,7 +188,7 @@ describe('scan recording (migration 060 layout)', () => {
     expect(db.prepare('SELECT id FROM scan_events ORDER BY id').pluck().all()).toEqual([1, 2, 3, 4, 5, 6]);
     expect(db.prepare('SELECT id FROM scan_events_by_node ORDER BY id').pluck().all()).toEqual([1, 2, 3, 4]);
     expect(db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND tbl_name = 'scan_events'").pluck().all()).toEqual(['scan_events_sync_id']);
-    new ScanAnalytics(db, new ManualClock(T0)).catchUp();
+    await new ScanAnalytics(new SqliteStore(db), new ManualClock(T0)).catchUp();
     expect(db.prepare("SELECT id FROM scan_events_by_node WHERE node_id = 'n2' ORDER BY id").pluck().all()).toEqual([2, 4, 6]);
     db.prepare("DELETE FROM nodes WHERE id = 'n2'").run();
     const [next] = new ScanWriter(db).write([scan('n1')]);
@@ -193,7 +200,7 @@ describe('scan recording (migration 060 layout)', () => {
     const { db, writer, analytics } = setup();
     addNode(db, 'n1', 'AAAAAAAA');
     const clock = new ManualClock(T0);
-    const busy = new ScanAnalytics(db, clock);
+    const busy = new ScanAnalytics(new SqliteStore(db), clock);
     const pending = () => db.prepare('SELECT COUNT(*) FROM scan_events WHERE id > (SELECT last_event FROM scan_rollup_state)').pluck().get() as number;
     writer.write(Array.from({ length: 5 }, () => scan('n1')));
     // Counts the background steps' looks at the backlog, so that "below the limit nothing is
@@ -210,7 +217,7 @@ describe('scan recording (migration 060 layout)', () => {
       const deadline = Date.now() + 5000;
       while (pending() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
       expect(pending()).toBe(0); // above it: folded (one chunk takes all 45 here)
-      expect(analytics.listScans('n1', { limit: 1, offset: 0 }).total).toBe(45);
+      expect((await analytics.listScans('n1', { limit: 1, offset: 0 })).total).toBe(45);
     } finally {
       await busy.stop();
     }

@@ -29,7 +29,7 @@ export function scanRoutes({ nodes, analytics, scanBase }: ScanRouteDeps) {
       handler: async ({ params, query, auth }) => {
         const node = await nodes.get(auth.orgId, params.slug);
         await analytics.caughtUp();
-        return { data: analytics.forNode(node, query) };
+        return { data: await analytics.forNode(node, query) };
       },
     }),
     defineRoute({
@@ -41,7 +41,7 @@ export function scanRoutes({ nodes, analytics, scanBase }: ScanRouteDeps) {
       responses: { 200: { description: 'Analytics', schema: OrgAnalytics } },
       handler: async ({ query, auth }) => {
         await analytics.caughtUp();
-        return { data: analytics.forOrg(auth.orgId, query) };
+        return { data: await analytics.forOrg(auth.orgId, query) };
       },
     }),
     defineRoute({
@@ -72,7 +72,7 @@ export function scanRoutes({ nodes, analytics, scanBase }: ScanRouteDeps) {
           // pulls the next page only when the response wants more).
           async function* csv() {
             yield csvRow(SCAN_CSV_HEADER);
-            for (const page of pages) {
+            for await (const page of pages) {
               yield page.map((s) => csvRow(SCAN_CSV_HEADER.map((c) => s[c]))).join('');
               await nextTurn();
             }
@@ -85,7 +85,7 @@ export function scanRoutes({ nodes, analytics, scanBase }: ScanRouteDeps) {
           }
           return undefined;
         }
-        const { rows, total } = analytics.listScans(node.id, query);
+        const { rows, total } = await analytics.listScans(node.id, query);
         return { data: rows, total };
       },
     }),

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import { sqliteSubscriptionCheck } from '../webhooks/subscriptions.ts';
+import { prepareScanCount } from '../nodes/index.ts';
 import type { ScanEventInsert } from './repo.ts';
 
 export interface ScanRecord extends ScanEventInsert {
@@ -55,7 +56,8 @@ export class ScanWriter {
   private readonly db: Database;
   private readonly insertScan: Statement;
   private readonly insertOutbox: Statement;
-  private readonly addCount: Statement;
+  /** scan_count is the nodes feature's column: its statement, prepared on this connection. */
+  private readonly addCount: (nodeId: string, n: number) => void;
   private readonly subscribed: (orgId: string, type: string) => boolean;
   private readonly epochStmt: Statement;
   /** Per organization: does an endpoint subscribe to node.scanned? Valid while the epoch holds. */
@@ -72,7 +74,7 @@ export class ScanWriter {
        SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM nodes WHERE id = ?)`,
     );
     this.insertOutbox = db.prepare('INSERT INTO outbox_events (id, org_id, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)');
-    this.addCount = db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?');
+    this.addCount = prepareScanCount(db);
     // Any endpoint, active or not (inactive ones still queue, webhooks/service.ts fanOut).
     this.subscribed = sqliteSubscriptionCheck(db);
     // Moves with every webhook change (migration 062), and with node, rule and slug changes.
@@ -131,7 +133,7 @@ export class ScanWriter {
       };
       this.insertOutbox.run(this.ids.next(now), s.org_id, 'node.scanned', JSON.stringify(data), at);
     }
-    for (const [nodeId, n] of counts) this.addCount.run(n, nodeId);
+    for (const [nodeId, n] of counts) this.addCount(nodeId, n);
     return results;
   }
 }

@@ -1,0 +1,44 @@
+/**
+ * scan_count: the nodes feature is the one writer of `nodes`, so the scan path's per-batch count
+ * update lives here, in the two forms its two writers need (scans/writer.ts on SQLite, synchronous
+ * on its own connection; scans/postgresWriter.ts, async in the batch's transaction).
+ * scan_count is no synced field and moves no scan-cache epoch (the triggers watch other columns).
+ */
+import type { Database } from 'better-sqlite3';
+import { sql } from 'kysely';
+import type { Executor } from '../../db/store.ts';
+
+/** SQLite, the scan path's own connection: adds `n` to a node's scan_count (prepared once). */
+export function prepareScanCount(db: Database): (nodeId: string, n: number) => void {
+  const add = db.prepare('UPDATE nodes SET scan_count = scan_count + ? WHERE id = ?');
+  return (nodeId, n) => {
+    add.run(n, nodeId);
+  };
+}
+
+/**
+ * PostgreSQL, first statement of a batch of scans: locks the batch's nodes in id order (two
+ * processes' batches touching the same nodes then wait for each other instead of deadlocking)
+ * and returns those that still exist. A node deleted before this gets no scan; one deleted after
+ * it waits for the batch to commit, and its delete trigger then removes the batch's scans.
+ */
+export async function lockNodesForScans(tx: Executor, nodeIds: readonly string[]): Promise<Set<string>> {
+  if (nodeIds.length === 0) return new Set();
+  const rows = await tx
+    .selectFrom('nodes')
+    .select('id')
+    .where('id', 'in', [...nodeIds])
+    .orderBy('id')
+    .forNoKeyUpdate()
+    .execute();
+  return new Set(rows.map((r) => r.id));
+}
+
+/** PostgreSQL: adds each node's new scans to its scan_count, one statement per batch (rows locked above). */
+export async function addScanCounts(tx: Executor, counts: ReadonlyMap<string, number>): Promise<void> {
+  if (counts.size === 0) return;
+  const ids = [...counts.keys()];
+  const ns = ids.map((id) => counts.get(id) as number);
+  await sql`UPDATE nodes SET scan_count = nodes.scan_count + c.n
+            FROM unnest(${ids}::text[], ${ns}::bigint[]) AS c(id, n) WHERE nodes.id = c.id`.execute(tx);
+}

@@ -1,0 +1,212 @@
+/**
+ * The roll-up fold and the analytics queries on both backends (Kysely, analyticsRepo.ts), fed by
+ * each dialect's own scan writer; and on PostgreSQL what only several writers and folders can do
+ * to it: scans committed out of id order, and folds running in several processes at once.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { ManualClock } from '../../platform/clock.ts';
+import type { Store } from '../../db/store.ts';
+import { copySqliteToPostgres } from '../../db/copyToPostgres.ts';
+import { PostgresStore } from '../../db/postgresStore.ts';
+import { SqliteStore } from '../../db/sqliteStore.ts';
+import { freshPostgresDatabase, openTestStore, postgresMissing, type TestStore } from '../../../test/support/stores.ts';
+import { scanOf, scanWriterFor, seedNode, seedOrg } from '../../../test/support/scanSeed.ts';
+import { ScanAnalytics } from './analytics.ts';
+import { PostgresScanRepo } from './postgresRepo.ts';
+import { PostgresScanWriter } from './postgresWriter.ts';
+
+const T0 = Date.parse('2026-11-21T12:00:00.000Z');
+const backends = [
+  { dialect: 'sqlite' as const, skip: null },
+  { dialect: 'postgres' as const, skip: postgresMissing },
+];
+
+const opened: TestStore[] = [];
+afterEach(async () => {
+  for (const t of opened.splice(0).reverse()) await t.close();
+});
+
+async function open(dialect: 'sqlite' | 'postgres'): Promise<Store> {
+  const t = await openTestStore(dialect);
+  opened.push(t);
+  return t.store;
+}
+
+async function pagesOf<T>(pages: AsyncIterable<T>): Promise<T[]> {
+  const out: T[] = [];
+  for await (const page of pages) out.push(page);
+  return out;
+}
+
+async function count(store: Store, table: 'scan_events' | 'scan_events_by_node', nodeId: string): Promise<number> {
+  const row = await store.db.selectFrom(table).select((eb) => eb.fn.countAll<number>().as('n')).where('node_id', '=', nodeId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+for (const { dialect, skip } of backends) {
+  describe.skipIf(skip !== null)(`scan analytics on ${dialect}${skip ? ` (skipped: ${skip})` : ''}`, () => {
+    it('folds what the writer recorded into figures, breakdowns, top nodes and the scan list', async () => {
+      const store = await open(dialect);
+      const org = await seedOrg(store);
+      const n1 = await seedNode(store, org, { slug: 'AAAAAAAA' });
+      const n2 = await seedNode(store, org, { slug: 'BBBBBBBB' });
+      const write = scanWriterFor(store);
+      await write([
+        scanOf(n1, org, { ts: T0, visitor_hash: 'a' }),
+        scanOf(n1, org, { ts: T0 + 1000, visitor_hash: 'a', device_type: 'desktop', os: 'windows', browser: null, country: null }),
+        scanOf(n1, org, { ts: T0 + 3_600_000, visitor_hash: 'b', source: 'nfc', rule_id: 'r1' }),
+        scanOf(n1, org, { ts: T0 + 2000, is_bot: 1, visitor_hash: 'bot' }),
+        scanOf(n2, org, { ts: T0 + 86_400_000, visitor_hash: 'c' }),
+      ]);
+      const analytics = new ScanAnalytics(store, new ManualClock(T0 + 3 * 86_400_000));
+      await analytics.caughtUp();
+      const range = { from: '2026-11-21', to: '2026-11-23', interval: 'day' as const };
+      const node = await analytics.forNode({ id: n1, slug: 'AAAAAAAA' }, range);
+      expect(node.totals).toEqual({ scans: 3, unique_visitors: 2 });
+      expect(node.series.map((b) => b.scans)).toEqual([3, 0]);
+      expect(node.breakdowns.device_type).toEqual([
+        { value: 'mobile', scans: 2 },
+        { value: 'desktop', scans: 1 },
+      ]);
+      expect(node.breakdowns.country).toEqual([
+        { value: 'FR', scans: 2 },
+        { value: null, scans: 1 },
+      ]);
+      expect(node.breakdowns.rule).toEqual([
+        { value: null, scans: 2 },
+        { value: 'r1', scans: 1 },
+      ]);
+      const hourly = await analytics.forNode({ id: n1, slug: 'AAAAAAAA' }, { from: '2026-11-21T12:00:00Z', to: '2026-11-21T14:00:00Z', interval: 'hour' });
+      expect(hourly.series.map((b) => [b.scans, b.unique_visitors])).toEqual([
+        [2, 1],
+        [1, 1],
+      ]);
+      const orgWide = await analytics.forOrg(org, { ...range, interval: 'week' });
+      expect(orgWide.totals).toEqual({ scans: 4, unique_visitors: 3, nodes_scanned: 2 });
+      expect(orgWide.top_nodes.map((t) => [t.slug, t.scans])).toEqual([
+        ['AAAAAAAA', 3],
+        ['BBBBBBBB', 1],
+      ]);
+      const list = await analytics.listScans(n1, { limit: 10, offset: 0 });
+      expect(list.total).toBe(3);
+      expect(list.rows.map((r) => r.timestamp)).toEqual([T0 + 3_600_000, T0 + 1000, T0].map((t) => new Date(t).toISOString()));
+      expect((await analytics.listScans(n1, { bots: 'only', limit: 10, offset: 0 })).total).toBe(1);
+      const pages = await pagesOf(analytics.scanPages(n1, { bots: 'include' }, 3));
+      expect(pages.map((p) => p.length)).toEqual([3, 1]);
+      expect(pages.flat()[1]).toMatchObject({ bot: true, visitor: 'bot' }); // newest first: T0 + 2 s
+    });
+
+    it('folds each scan once however often it runs, and deleting a node deletes its scans, folded or not', async () => {
+      const store = await open(dialect);
+      const org = await seedOrg(store);
+      const n1 = await seedNode(store, org, { slug: 'AAAAAAAA' });
+      const n2 = await seedNode(store, org, { slug: 'BBBBBBBB' });
+      const write = scanWriterFor(store);
+      const analytics = new ScanAnalytics(store, new ManualClock(T0));
+      await write([scanOf(n1, org), scanOf(n2, org), scanOf(n1, org)]);
+      await analytics.catchUp();
+      await analytics.catchUp();
+      await write([scanOf(n1, org), scanOf(n2, org)]);
+      expect(await count(store, 'scan_events_by_node', n1)).toBe(2);
+      await store.db.deleteFrom('nodes').where('id', '=', n1).execute();
+      expect(await count(store, 'scan_events', n1)).toBe(0);
+      expect(await count(store, 'scan_events_by_node', n1)).toBe(0);
+      await analytics.caughtUp();
+      expect((await analytics.listScans(n2, { limit: 10, offset: 0 })).total).toBe(2);
+      expect(await count(store, 'scan_events_by_node', n2)).toBe(2);
+    });
+  });
+}
+
+describe.skipIf(postgresMissing !== null)(`scan analytics with several PostgreSQL writers and folders${postgresMissing ? ` (skipped: ${postgresMissing})` : ''}`, () => {
+  it('counts a scan whose transaction commits after a newer scan was folded (ids are not commit order)', async () => {
+    const first = await open('postgres');
+    const org = await seedOrg(first);
+    const node = await seedNode(first, org, { slug: 'AAAAAAAA' });
+    const repo = new PostgresScanRepo();
+    const analytics = new ScanAnalytics(first, new ManualClock(T0));
+    // Transaction A takes the lower scan id and stays open; B takes the next one and commits.
+    let releaseA!: () => void;
+    const holdA = new Promise<void>((resolve) => (releaseA = resolve));
+    let insertedA!: () => void;
+    const aInserted = new Promise<void>((resolve) => (insertedA = resolve));
+    const a = first.transaction(async (tx) => {
+      const [id] = await repo.insertScans(tx, [{ ...scanOf(node, org), slug: undefined } as never]);
+      insertedA();
+      await holdA;
+      return id as number;
+    });
+    await aInserted;
+    const [idB] = await new PostgresScanWriter(first, repo).write([scanOf(node, org)]);
+    // A fold now must not pass A by: it folds nothing at all while A is open (B is newer than A).
+    await analytics.catchUp();
+    expect((await analytics.listScans(node, { bots: 'include', limit: 10, offset: 0 })).total).toBe(0);
+    // A query started while A is open waits for it, then counts both.
+    const query = analytics.caughtUp().then(() => analytics.listScans(node, { limit: 10, offset: 0 }));
+    releaseA();
+    const idA = await a;
+    expect(idA).toBeLessThan(idB as number);
+    const list = await query;
+    expect(list.total).toBe(2);
+    expect(list.rows.map((r) => r.id).sort((x, y) => x - y)).toEqual([idA, idB]);
+  });
+
+  it('several processes writing and folding at once count every scan exactly once', async () => {
+    // Three pools on one database stand for three processes.
+    const database = await freshPostgresDatabase();
+    const all = await Promise.all([0, 1, 2].map(() => PostgresStore.open(database.url, { poolSize: 4 })));
+    try {
+      const org = await seedOrg(all[0] as Store);
+      const nodes = await Promise.all(['AAAAAAAA', 'BBBBBBBB', 'CCCCCCCC'].map((slug) => seedNode(all[0] as Store, org, { slug })));
+      const writers = all.map((s) => new PostgresScanWriter(s, new PostgresScanRepo()));
+      const folders = all.map((s) => new ScanAnalytics(s, new ManualClock(T0)));
+      let humans = 0;
+      let bots = 0;
+      const work = all.map(async (_, p) => {
+        for (let round = 0; round < 15; round++) {
+          const batch = Array.from({ length: 7 }, (_, i) => scanOf(nodes[(round + i + p) % 3] as string, org, { is_bot: i === 6 ? 1 : 0 }));
+          humans += 6;
+          bots += 1;
+          await Promise.all([(writers[p] as PostgresScanWriter).write(batch), (folders[p] as ScanAnalytics).catchUp()]);
+        }
+      });
+      await Promise.all(work);
+      await Promise.all(folders.map((f) => f.caughtUp()));
+      const total = await (folders[1] as ScanAnalytics).forOrg(org, { from: '2026-11-01', to: '2026-12-01' });
+      expect(total.totals.scans).toBe(humans);
+      const listed = await Promise.all(nodes.map((n) => (folders[2] as ScanAnalytics).listScans(n, { bots: 'include', limit: 1, offset: 0 })));
+      expect(listed.reduce((sum, l) => sum + l.total, 0)).toBe(humans + bots);
+      const counts = await (all[0] as Store).db.selectFrom('nodes').select((eb) => eb.fn.sum<number>('scan_count').as('n')).executeTakeFirstOrThrow();
+      expect(Number(counts.n)).toBe(humans);
+    } finally {
+      for (const s of all) await s.close();
+      await database.drop();
+    }
+  });
+
+  it('an instance moved from SQLite (waymark migrate) folds on where it stood: no scan counted twice or missed', async () => {
+    const sqlite = await open('sqlite');
+    const org = await seedOrg(sqlite);
+    const node = await seedNode(sqlite, org, { slug: 'AAAAAAAA' });
+    const writeOnSqlite = scanWriterFor(sqlite);
+    await writeOnSqlite([scanOf(node, org), scanOf(node, org), scanOf(node, org, { is_bot: 1 })]);
+    await new ScanAnalytics(sqlite, new ManualClock(T0)).catchUp();
+    await writeOnSqlite([scanOf(node, org), scanOf(node, org)]); // not folded before the move
+    const database = await freshPostgresDatabase();
+    const moved = await PostgresStore.open(database.url, { poolSize: 2 });
+    try {
+      await copySqliteToPostgres((sqlite as SqliteStore).connection, moved.pool);
+      const analytics = new ScanAnalytics(moved, new ManualClock(T0));
+      await analytics.caughtUp();
+      expect((await analytics.listScans(node, { limit: 1, offset: 0 })).total).toBe(4);
+      expect((await analytics.listScans(node, { bots: 'include', limit: 1, offset: 0 })).total).toBe(5);
+      await scanWriterFor(moved)([scanOf(node, org)]);
+      await analytics.caughtUp();
+      const figures = await analytics.forNode({ id: node, slug: 'AAAAAAAA' }, { from: '2026-11-01', to: '2026-12-01' });
+      expect(figures.totals.scans).toBe(5);
+    } finally {
+      await moved.close();
+      await database.drop();
+    }
+  });
+});

@@ -1,0 +1,399 @@
+/**
+ * Roll-ups and analytics queries, on both dialects (Kysely; `sql` where the builder cannot say it).
+ *
+ * The fold is set-based: a chunk of new scan events is a range of rows, and each table it fills
+ * gets one INSERT … SELECT over that range (roll-ups, the per-node order, the visitor sets), so
+ * no event passes through JavaScript. What a chunk is differs:
+ * - SQLite has one writer, so commit order is id order: the next `max` ids after the watermark.
+ * - PostgreSQL has many: ids are handed out at INSERT and committed in any order, so a chunk is the
+ *   next `max` rows in (transaction id, id) order among rows of transactions older than the oldest
+ *   still running (pg_snapshot_xmin), a set no commit can add to any more. The watermark is the
+ *   pair (last_xid, last_event), and the fold locks the state row: several processes folding at
+ *   once take turns, and every event is folded exactly once (postgres/064_scans_many_processes.sql).
+ */
+import { type SqlBool, sql } from 'kysely';
+import type { Dialect, Executor } from '../../db/store.ts';
+import type { ScanEventRow } from './repo.ts';
+
+export const DIMENSIONS = ['device_type', 'os', 'browser', 'country', 'source', 'rule', 'outcome'] as const;
+export type Dimension = (typeof DIMENSIONS)[number];
+
+export interface Scope {
+  kind: 'node' | 'org';
+  id: string;
+}
+
+export type BotFilter = 'exclude' | 'include' | 'only';
+
+export interface FoldResult {
+  /** Events folded by this chunk. */
+  read: number;
+  /** PostgreSQL: the transaction horizon the chunk stopped at (every older transaction was done). */
+  horizon: bigint | null;
+}
+
+const HOUR_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/** The dimensions a scan is counted under, '' being the total (one pass over a chunk). */
+const DIMS = sql`(SELECT '' AS dim UNION ALL SELECT 'device_type' UNION ALL SELECT 'os' UNION ALL SELECT 'browser'
+  UNION ALL SELECT 'country' UNION ALL SELECT 'source' UNION ALL SELECT 'rule' UNION ALL SELECT 'outcome')`;
+
+const EVENT_COLUMNS = ['e.id', 'e.node_id', 'e.org_id', 'e.ts', 'e.device_type', 'e.os', 'e.browser', 'e.country', 'e.source', 'e.rule_id', 'e.outcome', 'e.is_bot', 'e.visitor_hash'] as const;
+
+export class AnalyticsRepo {
+  private readonly dialect: Dialect;
+
+  constructor(dialect: Dialect) {
+    this.dialect = dialect;
+  }
+
+  // ---- the fold --------------------------------------------------------------------------------
+
+  /** Scan events not folded yet (on PostgreSQL an estimate by id, enough to pace the background fold). */
+  async backlog(db: Executor): Promise<number> {
+    const row = await db
+      .selectFrom('scan_events')
+      .select((eb) => eb(eb.fn.coalesce(eb.fn.max('id'), eb.lit(0)), '-', eb.selectFrom('scan_rollup_state').select('last_event').where('id', '=', 1)).as('n'))
+      .executeTakeFirstOrThrow();
+    return Math.max(0, Number(row.n));
+  }
+
+  /**
+   * Folds up to `max` new scan events into the roll-ups, the visitor sets and the per-node order
+   * (scan_events_by_node, bots included). Run it in a transaction. On PostgreSQL it waits for a
+   * fold running in another process, or, with `skipIfBusy`, folds nothing.
+   */
+  async fold(tx: Executor, max: number, options: { skipIfBusy?: boolean } = {}): Promise<FoldResult> {
+    const chunk = this.dialect === 'postgres' ? await this.postgresChunk(tx, max, options.skipIfBusy === true) : await this.sqliteChunk(tx, max);
+    if (!chunk) return { read: 0, horizon: null };
+    if (chunk.read === 0) return { read: 0, horizon: chunk.horizon };
+    const inChunk = chunk.range;
+
+    await tx
+      .insertInto('scan_events_by_node')
+      .columns(['node_id', 'ts', 'id'])
+      .expression(tx.selectFrom('scan_events as e').select(['e.node_id', 'e.ts', 'e.id']).where(inChunk))
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    await sql`
+      INSERT INTO scan_rollups (node_id, org_id, hour, dim, value, scans)
+      SELECT e.node_id, e.org_id, e.ts / ${sql.lit(HOUR_MS)}, d.dim,
+        CASE d.dim WHEN '' THEN '' WHEN 'device_type' THEN e.device_type WHEN 'os' THEN e.os
+          WHEN 'browser' THEN coalesce(e.browser, '') WHEN 'country' THEN coalesce(e.country, '')
+          WHEN 'source' THEN e.source WHEN 'rule' THEN coalesce(e.rule_id, '') ELSE e.outcome END,
+        count(*)
+      FROM scan_events e CROSS JOIN ${DIMS} d
+      WHERE ${inChunk} AND e.is_bot = 0
+      GROUP BY 1, 2, 3, 4, 5
+      ON CONFLICT (node_id, dim, hour, value) DO UPDATE SET scans = scan_rollups.scans + excluded.scans`.execute(tx);
+    await tx
+      .insertInto('scan_visitor_hours')
+      .columns(['node_id', 'hour', 'visitor_hash', 'org_id'])
+      .expression(
+        tx
+          .selectFrom('scan_events as e')
+          .select(['e.node_id', sql<number>`e.ts / ${sql.lit(HOUR_MS)}`.as('hour'), 'e.visitor_hash', 'e.org_id'])
+          .distinct()
+          .where(inChunk)
+          .where('e.is_bot', '=', 0),
+      )
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    await tx
+      .insertInto('scan_visitor_days')
+      .columns(['node_id', 'day', 'visitor_hash'])
+      .expression(
+        tx
+          .selectFrom('scan_events as e')
+          .select(['e.node_id', sql<number>`e.ts / ${sql.lit(DAY_MS)}`.as('day'), 'e.visitor_hash'])
+          .distinct()
+          .where(inChunk)
+          .where('e.is_bot', '=', 0),
+      )
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    await tx
+      .insertInto('scan_org_visitor_days')
+      .columns(['org_id', 'day', 'visitor_hash'])
+      .expression(
+        tx
+          .selectFrom('scan_events as e')
+          .select(['e.org_id', sql<number>`e.ts / ${sql.lit(DAY_MS)}`.as('day'), 'e.visitor_hash'])
+          .distinct()
+          .where(inChunk)
+          .where('e.is_bot', '=', 0),
+      )
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    await chunk.advance();
+    return { read: chunk.read, horizon: chunk.horizon };
+  }
+
+  private async sqliteChunk(tx: Executor, max: number) {
+    const state = await tx.selectFrom('scan_rollup_state').select('last_event').where('id', '=', 1).executeTakeFirstOrThrow();
+    const after = Number(state.last_event);
+    const bounds = await tx
+      .selectFrom((eb) => eb.selectFrom('scan_events').select('id').where('id', '>', after).orderBy('id').limit(max).as('c'))
+      .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.max('c.id').as('upper')])
+      .executeTakeFirstOrThrow();
+    const read = Number(bounds.n);
+    const upper = Number(bounds.upper ?? after);
+    return {
+      read,
+      horizon: null,
+      range: sql<SqlBool>`e.id > ${after} AND e.id <= ${upper}`,
+      advance: async () => {
+        await tx.updateTable('scan_rollup_state').set({ last_event: upper }).where('id', '=', 1).execute();
+      },
+    };
+  }
+
+  private async postgresChunk(tx: Executor, max: number, skipIfBusy: boolean) {
+    // The state row is the fold's lock: folds in other processes wait (or this one skips).
+    const { rows: state } = await sql<{ last_xid: string; last_event: number }>`
+      SELECT last_xid::text AS last_xid, last_event FROM scan_rollup_state WHERE id = 1
+      FOR UPDATE ${skipIfBusy ? sql`SKIP LOCKED` : sql``}`.execute(tx);
+    const at = state[0];
+    if (!at) return null;
+    // Every transaction older than this one is committed or gone: rows below it are final.
+    const { rows: snap } = await sql<{ horizon: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon`.execute(tx);
+    const horizon = (snap[0] as { horizon: string }).horizon;
+    const { rows: bounds } = await sql<{ n: number; upper_xid: string | null; upper_id: number | null }>`
+      SELECT count(*) AS n, (array_agg(xid ORDER BY xid DESC, id DESC))[1]::text AS upper_xid, (array_agg(id ORDER BY xid DESC, id DESC))[1] AS upper_id
+      FROM (SELECT xid, id FROM scan_events
+            WHERE (xid, id) > (${at.last_xid}::xid8, ${at.last_event}) AND xid < ${horizon}::xid8
+            ORDER BY xid, id LIMIT ${max}) c`.execute(tx);
+    const b = bounds[0] as { n: number; upper_xid: string | null; upper_id: number | null };
+    const read = Number(b.n);
+    const upperXid = b.upper_xid ?? at.last_xid;
+    const upperId = Number(b.upper_id ?? at.last_event);
+    return {
+      read,
+      horizon: BigInt(horizon),
+      range: sql<SqlBool>`(e.xid, e.id) > (${at.last_xid}::xid8, ${at.last_event}) AND (e.xid, e.id) <= (${upperXid}::xid8, ${upperId})`,
+      advance: async () => {
+        await sql`UPDATE scan_rollup_state SET last_xid = ${upperXid}::xid8, last_event = ${upperId} WHERE id = 1`.execute(tx);
+      },
+    };
+  }
+
+  /** PostgreSQL: the first transaction id not yet started now (every scan committed by now is below it). */
+  async transactionsNow(db: Executor): Promise<bigint> {
+    const { rows } = await sql<{ xmax: string }>`SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS xmax`.execute(db);
+    return BigInt((rows[0] as { xmax: string }).xmax);
+  }
+
+  // ---- analytics -------------------------------------------------------------------------------
+
+  private scoped(scope: Scope) {
+    return scope.kind === 'node' ? ('node_id' as const) : ('org_id' as const);
+  }
+
+  async totalScans(db: Executor, scope: Scope, fromHour: number, toHour: number): Promise<number> {
+    const row = await db
+      .selectFrom('scan_rollups')
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('scans'), eb.lit(0)).as('n'))
+      .where(this.scoped(scope), '=', scope.id)
+      .where('dim', '=', '')
+      .where('hour', '>=', fromHour)
+      .where('hour', '<', toHour)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Distinct visitor keys in whole hours (hour resolution). */
+  async uniqueVisitorsHourly(db: Executor, scope: Scope, fromHour: number, toHour: number): Promise<number> {
+    const row = await db
+      .selectFrom('scan_visitor_hours')
+      .select((eb) => eb.fn.count<number>('visitor_hash').distinct().as('n'))
+      .where(this.scoped(scope), '=', scope.id)
+      .where('hour', '>=', fromHour)
+      .where('hour', '<', toHour)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** (day, key) pairs in whole days: keys are per day, so this is a plain count. */
+  async uniqueVisitorsDaily(db: Executor, scope: Scope, fromDay: number, toDay: number): Promise<number> {
+    const row =
+      scope.kind === 'node'
+        ? await db
+            .selectFrom('scan_visitor_days')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('node_id', '=', scope.id)
+            .where('day', '>=', fromDay)
+            .where('day', '<', toDay)
+            .executeTakeFirstOrThrow()
+        : await db
+            .selectFrom('scan_org_visitor_days')
+            .select((eb) => eb.fn.countAll<number>().as('n'))
+            .where('org_id', '=', scope.id)
+            .where('day', '>=', fromDay)
+            .where('day', '<', toDay)
+            .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Scans per bucket; `bucketSql` maps `hour` to a bucket number (integer division on both dialects). */
+  async seriesScans(db: Executor, scope: Scope, fromHour: number, toHour: number, bucketSql: string): Promise<Array<{ bucket: number; scans: number }>> {
+    const rows = await db
+      .selectFrom('scan_rollups')
+      .select((eb) => [sql<number>`${sql.raw(bucketSql)}`.as('bucket'), eb.fn.sum<number>('scans').as('scans')])
+      .where(this.scoped(scope), '=', scope.id)
+      .where('dim', '=', '')
+      .where('hour', '>=', fromHour)
+      .where('hour', '<', toHour)
+      .groupBy(sql.raw(bucketSql))
+      .execute();
+    return rows.map((r) => ({ bucket: Number(r.bucket), scans: Number(r.scans) }));
+  }
+
+  /** Visitors per hour (hour buckets). */
+  async seriesVisitorsHourly(db: Executor, scope: Scope, fromHour: number, toHour: number): Promise<Array<{ bucket: number; visitors: number }>> {
+    const rows = await db
+      .selectFrom('scan_visitor_hours')
+      .select((eb) => ['hour', eb.fn.count<number>('visitor_hash').distinct().as('visitors')])
+      .where(this.scoped(scope), '=', scope.id)
+      .where('hour', '>=', fromHour)
+      .where('hour', '<', toHour)
+      .groupBy('hour')
+      .execute();
+    return rows.map((r) => ({ bucket: Number(r.hour), visitors: Number(r.visitors) }));
+  }
+
+  /** Visitors per day or week bucket; `bucketSql` maps `day` to a bucket number. */
+  async seriesVisitorsDaily(db: Executor, scope: Scope, fromDay: number, toDay: number, bucketSql: string): Promise<Array<{ bucket: number; visitors: number }>> {
+    const bucket = sql<number>`${sql.raw(bucketSql)}`;
+    const rows =
+      scope.kind === 'node'
+        ? await db
+            .selectFrom('scan_visitor_days')
+            .select((eb) => [bucket.as('bucket'), eb.fn.countAll<number>().as('visitors')])
+            .where('node_id', '=', scope.id)
+            .where('day', '>=', fromDay)
+            .where('day', '<', toDay)
+            .groupBy(sql.raw(bucketSql))
+            .execute()
+        : await db
+            .selectFrom('scan_org_visitor_days')
+            .select((eb) => [bucket.as('bucket'), eb.fn.countAll<number>().as('visitors')])
+            .where('org_id', '=', scope.id)
+            .where('day', '>=', fromDay)
+            .where('day', '<', toDay)
+            .groupBy(sql.raw(bucketSql))
+            .execute();
+    return rows.map((r) => ({ bucket: Number(r.bucket), visitors: Number(r.visitors) }));
+  }
+
+  async breakdown(db: Executor, scope: Scope, fromHour: number, toHour: number, dim: Dimension): Promise<Array<{ value: string; scans: number }>> {
+    const rows = await db
+      .selectFrom('scan_rollups')
+      .select((eb) => ['value', eb.fn.sum<number>('scans').as('total')])
+      .where(this.scoped(scope), '=', scope.id)
+      .where('dim', '=', dim)
+      .where('hour', '>=', fromHour)
+      .where('hour', '<', toHour)
+      .groupBy('value')
+      .orderBy('total', 'desc')
+      .orderBy(this.byteOrder('value'))
+      .execute();
+    return rows.map((r) => ({ value: r.value, scans: Number(r.total) }));
+  }
+
+  async topNodes(db: Executor, orgId: string, fromHour: number, toHour: number, limit: number): Promise<Array<{ id: string; slug: string; label: string; scans: number }>> {
+    const rows = await db
+      .selectFrom((eb) =>
+        eb
+          .selectFrom('scan_rollups')
+          .select((inner) => ['node_id', inner.fn.sum<number>('scans').as('total')])
+          .where('org_id', '=', orgId)
+          .where('dim', '=', '')
+          .where('hour', '>=', fromHour)
+          .where('hour', '<', toHour)
+          .groupBy('node_id')
+          .orderBy('total', 'desc')
+          .limit(limit)
+          .as('t'),
+      )
+      .innerJoin('nodes as n', 'n.id', 't.node_id')
+      .select(['n.id', 'n.slug', 'n.label', 't.total'])
+      .orderBy('t.total', 'desc')
+      .orderBy(this.byteOrder('n.slug'))
+      .execute();
+    return rows.map((r) => ({ id: r.id, slug: r.slug, label: r.label, scans: Number(r.total) }));
+  }
+
+  async nodesScanned(db: Executor, orgId: string, fromHour: number, toHour: number): Promise<number> {
+    const row = await db
+      .selectFrom('scan_rollups')
+      .select((eb) => eb.fn.count<number>('node_id').distinct().as('n'))
+      .where('org_id', '=', orgId)
+      .where('dim', '=', '')
+      .where('hour', '>=', fromHour)
+      .where('hour', '<', toHour)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Ties broken in byte order on both dialects (SQLite's; PostgreSQL's default collation differs). */
+  private byteOrder(column: string) {
+    return this.dialect === 'postgres' ? sql`${sql.ref(column)} COLLATE "C"` : sql`${sql.ref(column)}`;
+  }
+
+  // ---- the scan list (the caller folds first: scan_events_by_node holds folded scans only) -------
+
+  private byNode(db: Executor, nodeId: string, bots: BotFilter) {
+    let query = db.selectFrom('scan_events_by_node as i').innerJoin('scan_events as e', 'e.id', 'i.id').where('i.node_id', '=', nodeId);
+    if (bots === 'exclude') query = query.where('e.is_bot', '=', 0);
+    if (bots === 'only') query = query.where('e.is_bot', '=', 1);
+    return query;
+  }
+
+  async countScans(db: Executor, nodeId: string, fromMs: number, toMs: number, bots: BotFilter): Promise<number> {
+    const row = await this.byNode(db, nodeId, bots)
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('i.ts', '>=', fromMs)
+      .where('i.ts', '<', toMs)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Newest first (time, then id). */
+  async listScans(db: Executor, nodeId: string, fromMs: number, toMs: number, bots: BotFilter, limit: number, offset: number): Promise<ScanEventRow[]> {
+    const rows = await this.byNode(db, nodeId, bots)
+      .select(EVENT_COLUMNS)
+      .where('i.ts', '>=', fromMs)
+      .where('i.ts', '<', toMs)
+      .orderBy('i.ts', 'desc')
+      .orderBy('i.id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    return rows.map(toRow);
+  }
+
+  /**
+   * Up to `limit` scans older than `before` (by time, then id), newest first: a keyset page, as
+   * cheap deep into millions of scans as at the start (the primary key is (node_id, ts, id)).
+   */
+  async scansBefore(db: Executor, nodeId: string, fromMs: number, toMs: number, bots: BotFilter, before: { ts: number; id: number }, limit: number): Promise<ScanEventRow[]> {
+    // One upper bound on ts (SQLite uses one per index range); ties on ts are told apart by id.
+    const upper = Math.min(toMs - 1, before.ts);
+    const rows = await this.byNode(db, nodeId, bots)
+      .select(EVENT_COLUMNS)
+      .where('i.ts', '>=', fromMs)
+      .where('i.ts', '<=', upper)
+      .where((eb) => eb.or([eb('i.ts', '<', before.ts), eb('i.id', '<', before.id)]))
+      .orderBy('i.ts', 'desc')
+      .orderBy('i.id', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toRow);
+  }
+}
+
+function toRow(r: Omit<ScanEventRow, 'id' | 'ts' | 'is_bot'> & { id: number | string; ts: number | string; is_bot: number | string }): ScanEventRow {
+  return { ...r, id: Number(r.id), ts: Number(r.ts), is_bot: Number(r.is_bot) };
+}
+

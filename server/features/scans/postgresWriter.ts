@@ -1,0 +1,100 @@
+/**
+ * Durable recording of a batch of scans on PostgreSQL, one transaction per batch (a per-process
+ * group commit, like writer.ts on SQLite): the batch's nodes locked in id order, the scan events in
+ * one multi-row INSERT, scan_count (the nodes feature's statement) and, for organizations with an
+ * endpoint subscribed to `node.scanned`, the outbox events. The promise resolves after COMMIT,
+ * which returns once the commit is flushed (synchronous_commit on, PostgreSQL's default), so a scan
+ * answered after it is never lost.
+ */
+import type { Executor, Store } from '../../db/store.ts';
+import { addScanCounts, lockNodesForScans } from '../nodes/index.ts';
+import type { PostgresScanRepo, OutboxInsert } from './postgresRepo.ts';
+import { OutboxIds, type ScanRecord, type WriteResult } from './writer.ts';
+
+/** Which of these organizations have an endpoint subscribed to `node.scanned` (read in the batch's transaction). */
+export type SubscribedOrgs = (tx: Executor, orgIds: readonly string[]) => Promise<Set<string>>;
+
+export class PostgresScanWriter {
+  private readonly store: Store;
+  private readonly repo: PostgresScanRepo;
+  private readonly subscribed: SubscribedOrgs;
+  /** Per organization: does an endpoint subscribe to node.scanned? Valid while the epoch holds. */
+  private readonly emits = new Map<string, boolean>();
+  private epoch = -1;
+  private readonly ids = new OutboxIds();
+
+  constructor(store: Store, repo: PostgresScanRepo, subscribed?: SubscribedOrgs) {
+    this.store = store;
+    this.repo = repo;
+    this.subscribed = subscribed ?? ((tx, orgIds) => repo.subscribedOrgs(tx, orgIds, 'node.scanned'));
+  }
+
+  write(scans: readonly ScanRecord[]): Promise<WriteResult> {
+    return this.store.transaction(async (tx) => {
+      const results: WriteResult = scans.map(() => null);
+      // A node deleted before this lock gets no scan (answered 503, as on SQLite); one deleted
+      // after it waits for this commit.
+      const existing = await lockNodesForScans(tx, [...new Set(scans.map((s) => s.node_id))]);
+      const kept: number[] = [];
+      scans.forEach((s, i) => {
+        if (existing.has(s.node_id)) kept.push(i);
+      });
+      if (kept.length === 0) return results;
+      const ids = await this.repo.insertScans(
+        tx,
+        kept.map((i) => {
+          const { slug: _slug, ...row } = scans[i] as ScanRecord;
+          return row;
+        }),
+      );
+      const counts = new Map<string, number>();
+      const humans: Array<{ scan: ScanRecord; id: number }> = [];
+      kept.forEach((i, k) => {
+        const scan = scans[i] as ScanRecord;
+        const id = ids[k] as number;
+        results[i] = id;
+        if (scan.is_bot) return;
+        counts.set(scan.node_id, (counts.get(scan.node_id) ?? 0) + 1);
+        humans.push({ scan, id });
+      });
+      await addScanCounts(tx, counts);
+      if (humans.length > 0) await this.recordEvents(tx, humans);
+      return results;
+    });
+  }
+
+  /** node.scanned for the organizations with a subscriber (docs/scans.md "What is recorded"). */
+  private async recordEvents(tx: Executor, humans: ReadonlyArray<{ scan: ScanRecord; id: number }>): Promise<void> {
+    // Read in this transaction: an endpoint committed before it gets these events.
+    const epoch = await this.repo.cacheEpoch(tx);
+    if (epoch !== this.epoch) {
+      this.emits.clear();
+      this.epoch = epoch;
+    }
+    const unknown = [...new Set(humans.map((h) => h.scan.org_id))].filter((org) => !this.emits.has(org));
+    if (unknown.length > 0) {
+      const yes = await this.subscribed(tx, unknown);
+      for (const org of unknown) this.emits.set(org, yes.has(org));
+    }
+    const now = Date.now();
+    const events: OutboxInsert[] = [];
+    for (const { scan: s, id } of humans) {
+      if (!this.emits.get(s.org_id)) continue;
+      const at = new Date(s.ts).toISOString();
+      const data = {
+        scan_id: id,
+        node: { id: s.node_id, slug: s.slug },
+        timestamp: at,
+        device_type: s.device_type,
+        os: s.os,
+        browser: s.browser,
+        country: s.country,
+        source: s.source,
+        rule_id: s.rule_id,
+        outcome: s.outcome,
+      };
+      events.push({ id: this.ids.next(now), org_id: s.org_id, type: 'node.scanned', data_json: JSON.stringify(data), created_at: at });
+    }
+    await this.repo.insertOutbox(tx, events);
+  }
+}
