@@ -109,14 +109,16 @@ export function ScansPanel({ slug }: { slug: string }) {
                 <tbody>
                   {scans.data.data.map((s) => (
                     <tr key={s.id}>
-                      <td className="nowrap">{formatDate(s.timestamp)}</td>
-                      <td>{s.source === 'nfc' ? 'NFC' : 'QR'}</td>
-                      <td>{s.device_type}</td>
-                      <td>{s.os}</td>
-                      <td>{s.browser ?? '—'}</td>
-                      <td>{s.country ?? '—'}</td>
-                      <td>{s.outcome}</td>
-                      <td>{s.bot ? 'yes' : 'no'}</td>
+                      <td className="nowrap" data-label="Time">
+                        {formatDate(s.timestamp)}
+                      </td>
+                      <td data-label="Source">{s.source === 'nfc' ? 'NFC' : 'QR'}</td>
+                      <td data-label="Device">{s.device_type}</td>
+                      <td data-label="OS">{s.os}</td>
+                      <td data-label="Browser">{s.browser ?? '—'}</td>
+                      <td data-label="Country">{s.country ?? '—'}</td>
+                      <td data-label="Outcome">{s.outcome}</td>
+                      <td data-label="Bot">{s.bot ? 'yes' : 'no'}</td>
                     </tr>
                   ))}
                 </tbody>

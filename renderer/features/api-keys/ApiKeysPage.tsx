@@ -67,13 +67,19 @@ export function ApiKeysPage() {
                   const current = me.data?.key.id === k.id;
                   return (
                     <tr key={k.id}>
-                      <td className="strong">
+                      <td className="strong" data-label="Name">
                         {k.name} {current ? <span className="tag">this session</span> : null}
                       </td>
-                      <td className="mono">{k.prefix}…</td>
-                      <td>{humanize(k.plan)}</td>
-                      <td className="nowrap">{formatDate(k.created_at)}</td>
-                      <td className="nowrap">{k.last_used_at ? formatDate(k.last_used_at) : 'Never'}</td>
+                      <td className="mono" data-label="Key">
+                        {k.prefix}…
+                      </td>
+                      <td data-label="Plan">{humanize(k.plan)}</td>
+                      <td className="nowrap" data-label="Created">
+                        {formatDate(k.created_at)}
+                      </td>
+                      <td className="nowrap" data-label="Last used">
+                        {k.last_used_at ? formatDate(k.last_used_at) : 'Never'}
+                      </td>
                       <td className="actions-cell">
                         <Button size="sm" variant="ghost" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`} disabled={current} title={current ? 'The console is signed in with this key' : undefined}>
                           Revoke

@@ -97,20 +97,24 @@ export function BatchesPage() {
                 <tbody>
                   {batches.data.data.map((b) => (
                     <tr key={b.id}>
-                      <td>
+                      <td data-label="Label">
                         <Link to={`/batches/${b.id}`} className="row-link">
                           {b.label}
                         </Link>
                       </td>
-                      <td className="mono">{b.prefix}</td>
-                      <td>{typeLabel(b.function_type)}</td>
-                      <td className="num">
+                      <td className="mono" data-label="Prefix">
+                        {b.prefix}
+                      </td>
+                      <td data-label="Type">{typeLabel(b.function_type)}</td>
+                      <td className="num" data-label="Nodes">
                         {b.nodes_generated < b.quantity ? `${b.nodes_generated} / ${b.quantity}` : b.quantity}
                       </td>
-                      <td>
+                      <td data-label="Status">
                         <StatusBadge status={b.status} />
                       </td>
-                      <td className="nowrap">{formatDate(b.created_at)}</td>
+                      <td className="nowrap" data-label="Created">
+                        {formatDate(b.created_at)}
+                      </td>
                     </tr>
                   ))}
                 </tbody>

@@ -220,9 +220,13 @@ function SessionCard({ session, onChange }: { session: Session; onChange(): void
             <tbody>
               {session.recent.map((r) => (
                 <tr key={`${r.slug}-${r.written_at}`}>
-                  <td className="mono">{r.serial ?? r.slug}</td>
-                  <td className="mono">{r.hardware_id}</td>
-                  <td>{formatDate(r.written_at)}</td>
+                  <td className="mono" data-label="Serial">
+                    {r.serial ?? r.slug}
+                  </td>
+                  <td className="mono" data-label="Chip UID">
+                    {r.hardware_id}
+                  </td>
+                  <td data-label="Written">{formatDate(r.written_at)}</td>
                 </tr>
               ))}
             </tbody>

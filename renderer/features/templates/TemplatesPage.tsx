@@ -84,10 +84,12 @@ export function TemplatesPage() {
               <tbody>
                 {templates.data.data.map((t) => (
                   <tr key={t.id}>
-                    <td className="strong">{t.name}</td>
-                    <td>{typeLabel(t.function_type)}</td>
-                    <td className="truncate">{summarizePayload(t.function_type, t.payload) || '—'}</td>
-                    <td>
+                    <td className="strong" data-label="Name">
+                      {t.name}
+                    </td>
+                    <td data-label="Type">{typeLabel(t.function_type)}</td>
+                    <td className="truncate" data-label="Content">{summarizePayload(t.function_type, t.payload) || '—'}</td>
+                    <td data-label="Locked fields">
                       {t.locked_fields.length === 0 ? (
                         <span className="muted">None</span>
                       ) : (
@@ -98,7 +100,9 @@ export function TemplatesPage() {
                         </span>
                       )}
                     </td>
-                    <td className="nowrap">{formatDate(t.updated_at)}</td>
+                    <td className="nowrap" data-label="Updated">
+                      {formatDate(t.updated_at)}
+                    </td>
                     <td className="actions-cell">
                       <Button size="sm" onClick={() => setEditing(t)} aria-label={`Edit ${t.name}`}>
                         Edit

@@ -225,15 +225,21 @@ function Deliveries({ id }: { id: string }) {
                 const last = d.attempts[d.attempts.length - 1];
                 return (
                   <tr key={d.id}>
-                    <td className="nowrap">{formatDate(d.created_at)}</td>
-                    <td className="mono">{d.event_type}</td>
-                    <td>
+                    <td className="nowrap" data-label="Created">
+                      {formatDate(d.created_at)}
+                    </td>
+                    <td className="mono" data-label="Event">
+                      {d.event_type}
+                    </td>
+                    <td data-label="Status">
                       <StatusBadge status={d.status === 'succeeded' ? 'delivered' : d.status} />
                     </td>
-                    <td className="num">{d.attempt_count}</td>
-                    <td>{d.last_status_code ?? '—'}</td>
-                    <td>{last ? `${last.duration_ms} ms` : '—'}</td>
-                    <td className="truncate" title={d.last_error ?? undefined}>
+                    <td className="num" data-label="Attempts">
+                      {d.attempt_count}
+                    </td>
+                    <td data-label="Response">{d.last_status_code ?? '—'}</td>
+                    <td data-label="Duration">{last ? `${last.duration_ms} ms` : '—'}</td>
+                    <td className="truncate" data-label="Error / retry" title={d.last_error ?? undefined}>
                       {d.last_error ?? ''}
                       {d.next_attempt_at ? ` retry ${formatDate(d.next_attempt_at)}` : d.last_error ? '' : '—'}
                     </td>
