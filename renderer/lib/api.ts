@@ -191,13 +191,6 @@ export type CreateWebhookInput = z.input<typeof CreateWebhookBody>;
 export type UpdateWebhookInput = z.input<typeof UpdateWebhookBody>;
 export { WEBHOOK_EVENT_TYPES };
 
-export interface PrintQuery {
-  layout: string;
-  caption: 'serial' | 'slug' | 'label' | 'none';
-  cut_marks: boolean;
-  start: number;
-}
-
 export const api = {
   instance: () => one('GET', '/instance', Instance),
   /** Checks a key (GET /v1/instance with it) without signing in. */
@@ -250,12 +243,6 @@ export const api = {
 
   printing: {
     layouts: () => many('/layouts', LayoutInfo),
-    /** One page of a batch's label sheets as SVG, and how many pages the print has. */
-    preview: async (batchId: string, query: PrintQuery & { page: number }) => {
-      const res = await send('GET', `/batches/${enc(batchId)}/preview.svg`, { query: { ...query } });
-      return { svg: await res.blob(), pages: Number(res.headers.get('x-page-count')) || 1 };
-    },
-    pdf: (batchId: string, query: PrintQuery) => blob(`/batches/${enc(batchId)}/manifest`, { format: 'pdf', ...query }),
   },
 
   nfc: {
