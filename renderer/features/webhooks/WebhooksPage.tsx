@@ -11,7 +11,8 @@ import { ApiError, type DeliveryT, type WebhookCreatedT, WEBHOOK_EVENT_TYPES, ap
 import { formatDate } from '../../lib/format.ts';
 import { errorMessage, toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
-import { type FieldErrors, validate } from '../../lib/validation.ts';
+import { useFormErrors } from '../../lib/useFormErrors.ts';
+import { validate } from '../../lib/validation.ts';
 
 const DEFAULT_EVENTS = WEBHOOK_EVENT_TYPES.filter((e) => e !== 'webhook.disabled');
 
@@ -265,7 +266,7 @@ function CreateWebhookDialog({ open, onClose, onCreated }: { open: boolean; onCl
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<WebhookEventType[]>([...DEFAULT_EVENTS]);
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const { errors, setErrors, formRef } = useFormErrors();
   const [formError, setFormError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const submit = async (e: FormEvent) => {
@@ -291,7 +292,7 @@ function CreateWebhookDialog({ open, onClose, onCreated }: { open: boolean; onCl
   const eventsError = errors.events ?? Object.entries(errors).find(([k]) => k.startsWith('events.'))?.[1];
   return (
     <Dialog open={open} title="New webhook" onClose={onClose} wide>
-      <form onSubmit={submit} noValidate aria-label="New webhook">
+      <form ref={formRef} onSubmit={submit} noValidate aria-label="New webhook">
         <Field label="Receiver URL" required error={errors.url ? `URL ${errors.url}` : undefined} hint="http or https; receivers on the LAN are fine.">
           {(c) => <input {...c} className="input" type="url" value={url} placeholder="https://example.com/waymark/events" onChange={(e) => setUrl(e.target.value)} />}
         </Field>
