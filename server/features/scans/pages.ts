@@ -88,7 +88,13 @@ dd a{color:var(--link)}
 .status .code{font-size:.875rem;letter-spacing:.08em;text-transform:uppercase;color:var(--muted);margin:0 0 .5rem}
 footer{font-size:.75rem;color:var(--muted);text-align:center;margin-top:1.25rem}`;
 
-const COPY_SCRIPT = `document.querySelectorAll('[data-copy]').forEach(function(b){b.hidden=false;b.addEventListener('click',function(){var t=document.getElementById(b.getAttribute('data-copy')).textContent;navigator.clipboard.writeText(t).then(function(){b.textContent='Copied';setTimeout(function(){b.textContent='Copy'},2000)})})})`;
+/**
+ * The Wi-Fi page's Copy button. The Clipboard API exists only on secure origins (https or
+ * localhost); a site's LAN box on plain http gets the fallback: the password is selected and
+ * copied with execCommand('copy'), and if even that is refused it stays selected for the
+ * visitor's own Copy.
+ */
+const COPY_SCRIPT = `document.querySelectorAll('[data-copy]').forEach(function(b){b.hidden=false;b.addEventListener('click',function(){var el=document.getElementById(b.getAttribute('data-copy'));function done(ok){b.textContent=ok?'Copied':'Selected: copy it';setTimeout(function(){b.textContent='Copy'},3000)}function select(){var r=document.createRange();r.selectNodeContents(el);var s=window.getSelection();s.removeAllRanges();s.addRange(r);var ok=false;try{ok=document.execCommand('copy')}catch(e){}done(ok)}if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(el.textContent).then(function(){done(true)},select)}else{select()}})})`;
 
 export interface HtmlPage {
   status: number;
@@ -321,7 +327,7 @@ export interface DigitalCardData {
   links?: Array<{ label: string; url: string }>;
 }
 
-export function renderDigitalCard(p: DigitalCardData): Rendered {
+export function renderDigitalCard(p: DigitalCardData, contactHref: string): Rendered {
   const avatar = safeHttpUrl(p.avatar_url);
   const website = safeHttpUrl(p.website);
   const sub = [p.job_title, p.organization].filter(Boolean).join(' · ');
@@ -339,8 +345,17 @@ ${p.phone ? `<a class="btn" href="${escapeHtml(telHref(p.phone))}">Call ${escape
 ${p.email ? `<a class="btn alt" href="${escapeHtml(`mailto:${p.email}`)}">Email ${escapeHtml(p.email)}</a>` : ''}
 ${website ? `<a class="btn alt" href="${escapeHtml(website)}" rel="noopener noreferrer">Website</a>` : ''}
 ${linkList(p.links)}
+<a class="btn alt" href="${escapeHtml(contactHref)}" download>Save contact</a>
 </article>`,
   });
+}
+
+/** The vCard a digital card saves as (its bio as the note). */
+export function digitalCardVcard(p: DigitalCardData): VcardData {
+  const out: VcardData = { first_name: p.name };
+  for (const k of ['job_title', 'organization', 'email', 'phone', 'website'] as const) if (p[k]) out[k] = p[k];
+  if (p.bio) out.note = p.bio;
+  return out;
 }
 
 export interface ActionData {
