@@ -22,6 +22,7 @@ import { LayoutInfo } from '../../server/schemas/printing.ts';
 import { NfcStatusSchema, SessionSchema, TagWrittenSchema } from '../../server/schemas/nfc.ts';
 import { SyncStatus } from '../../server/schemas/sync.ts';
 import type { PairInput } from '../../server/schemas/syncPairing.ts';
+import { noteBudget } from './rateBudget.ts';
 import { useSession } from './session.ts';
 
 export type CreateNodeInput = z.input<typeof CreateNodeBody>;
@@ -98,6 +99,7 @@ export async function send(method: string, path: string, options: CallOptions = 
       if (err instanceof DOMException && err.name === 'AbortError') throw err;
       throw new ApiError(0, 'Cannot reach the Waymark server. Check that it is running and reachable.');
     }
+    noteBudget(res.headers);
     if (res.ok) return res;
     const retryAfter = Number(res.headers.get('retry-after')) || null;
     if (res.status === 429 && method === 'GET' && attempt < 2 && retryAfter !== null && retryAfter <= 10) {

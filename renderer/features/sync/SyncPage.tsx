@@ -9,13 +9,10 @@ import { formatDate, formatNumber, humanize } from '../../lib/format.ts';
 import { errorMessage, toast } from '../../lib/toast.ts';
 import { sentence, validate } from '../../lib/validation.ts';
 import { useFormErrors } from '../../lib/useFormErrors.ts';
-import { usePolledSyncStatus, useSyncStatus } from './store.ts';
-
-/** The screen re-reads the status this often while it is open. */
-const POLL_MS = 3_000;
+import { useLiveSyncStatus, useSyncStatus } from './store.ts';
 
 export function SyncPage() {
-  const { status, error, refresh } = usePolledSyncStatus(POLL_MS);
+  const { status, error, refresh } = useLiveSyncStatus();
 
   return (
     <>
