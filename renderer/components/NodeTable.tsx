@@ -26,20 +26,30 @@ export function NodeTable({ nodes, caption, showSerial }: { nodes: NodeT[]; capt
         <tbody>
           {nodes.map((n) => (
             <tr key={n.id}>
-              {showSerial ? <td className="mono">{n.serial ?? '—'}</td> : null}
-              <td>
+              {showSerial ? (
+                <td className="mono" data-label="Serial">
+                  {n.serial ?? '—'}
+                </td>
+              ) : null}
+              <td data-label="Label">
                 <Link to={`/nodes/${n.slug}`} className="row-link">
                   {n.label}
                 </Link>
                 <div className="cell-sub">{Object.keys(n.payload).length === 0 ? 'Not configured' : summarizePayload(n.function_type, n.payload)}</div>
               </td>
-              <td className="mono">{n.slug}</td>
-              <td>{typeLabel(n.function_type)}</td>
-              <td>
+              <td className="mono" data-label="Slug">
+                {n.slug}
+              </td>
+              <td data-label="Type">{typeLabel(n.function_type)}</td>
+              <td data-label="Status">
                 <StatusBadge status={n.status} />
               </td>
-              <td className="num">{formatNumber(n.scan_count)}</td>
-              <td className="nowrap">{formatDate(n.created_at)}</td>
+              <td className="num" data-label="Scans">
+                {formatNumber(n.scan_count)}
+              </td>
+              <td className="nowrap" data-label="Created">
+                {formatDate(n.created_at)}
+              </td>
             </tr>
           ))}
         </tbody>

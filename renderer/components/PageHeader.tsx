@@ -1,4 +1,4 @@
-import type { ReactNode } from 'react';
+import { type ReactNode, useId } from 'react';
 
 export function PageHeader({ title, description, actions, back }: { title: ReactNode; description?: ReactNode; actions?: ReactNode; back?: ReactNode }) {
   return (
@@ -14,11 +14,12 @@ export function PageHeader({ title, description, actions, back }: { title: React
 }
 
 export function Card({ title, actions, children, className }: { title?: ReactNode; actions?: ReactNode; children: ReactNode; className?: string }) {
+  const titleId = useId();
   return (
-    <section className={['card', className ?? ''].filter(Boolean).join(' ')}>
+    <section className={['card', className ?? ''].filter(Boolean).join(' ')} aria-labelledby={title ? titleId : undefined}>
       {title || actions ? (
         <header className="card-header">
-          {title ? <h2>{title}</h2> : <span />}
+          {title ? <h2 id={titleId}>{title}</h2> : <span />}
           {actions ? <div className="card-actions">{actions}</div> : null}
         </header>
       ) : null}

@@ -22,6 +22,7 @@ import { LayoutInfo } from '../../server/schemas/printing.ts';
 import { NfcStatusSchema, SessionSchema, TagWrittenSchema } from '../../server/schemas/nfc.ts';
 import { SyncStatus } from '../../server/schemas/sync.ts';
 import type { PairInput } from '../../server/schemas/syncPairing.ts';
+import { noteBudget } from './rateBudget.ts';
 import { useSession } from './session.ts';
 
 export type CreateNodeInput = z.input<typeof CreateNodeBody>;
@@ -98,6 +99,7 @@ export async function send(method: string, path: string, options: CallOptions = 
       if (err instanceof DOMException && err.name === 'AbortError') throw err;
       throw new ApiError(0, 'Cannot reach the Waymark server. Check that it is running and reachable.');
     }
+    noteBudget(res.headers);
     if (res.ok) return res;
     const retryAfter = Number(res.headers.get('retry-after')) || null;
     if (res.status === 429 && method === 'GET' && attempt < 2 && retryAfter !== null && retryAfter <= 10) {
@@ -191,13 +193,6 @@ export type CreateWebhookInput = z.input<typeof CreateWebhookBody>;
 export type UpdateWebhookInput = z.input<typeof UpdateWebhookBody>;
 export { WEBHOOK_EVENT_TYPES };
 
-export interface PrintQuery {
-  layout: string;
-  caption: 'serial' | 'slug' | 'label' | 'none';
-  cut_marks: boolean;
-  start: number;
-}
-
 export const api = {
   instance: () => one('GET', '/instance', Instance),
   /** Checks a key (GET /v1/instance with it) without signing in. */
@@ -250,12 +245,6 @@ export const api = {
 
   printing: {
     layouts: () => many('/layouts', LayoutInfo),
-    /** One page of a batch's label sheets as SVG, and how many pages the print has. */
-    preview: async (batchId: string, query: PrintQuery & { page: number }) => {
-      const res = await send('GET', `/batches/${enc(batchId)}/preview.svg`, { query: { ...query } });
-      return { svg: await res.blob(), pages: Number(res.headers.get('x-page-count')) || 1 };
-    },
-    pdf: (batchId: string, query: PrintQuery) => blob(`/batches/${enc(batchId)}/manifest`, { format: 'pdf', ...query }),
   },
 
   nfc: {

@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { backgroundAllowed } from './rateBudget.ts';
 
 export interface Resource<T> {
   data: T | undefined;
@@ -48,7 +49,10 @@ export function useResource<T>(fn: (signal: AbortSignal) => Promise<T>, deps: re
   return { data: state.data, error: loading ? undefined : state.error, loading, reload, set };
 }
 
-/** Calls `fn` every `ms` while `active`; stops on unmount. */
+/**
+ * Calls `fn` every `ms` while `active`; stops on unmount. A background refresh: a tick is skipped
+ * while the key's minute budget is down to what the operator's own actions need (rateBudget.ts).
+ */
 export function useInterval(fn: () => void, ms: number, active: boolean): void {
   const fnRef = useRef(fn);
   useEffect(() => {
@@ -56,7 +60,9 @@ export function useInterval(fn: () => void, ms: number, active: boolean): void {
   });
   useEffect(() => {
     if (!active) return;
-    const id = window.setInterval(() => fnRef.current(), ms);
+    const id = window.setInterval(() => {
+      if (backgroundAllowed()) fnRef.current();
+    }, ms);
     return () => window.clearInterval(id);
   }, [ms, active]);
 }

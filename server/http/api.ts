@@ -1,4 +1,6 @@
+import compression from 'compression';
 import express, { type Express, type Request, type Response } from 'express';
+import { FAVICON_SVG } from '../platform/favicon.ts';
 import { NotFoundError } from '../platform/errors.ts';
 import { errorHandler, type ErrorLogger } from './errors.ts';
 import type { StorageHealth } from './storageHealth.ts';
@@ -28,6 +30,17 @@ export function createHttpApp(options: HttpAppOptions): Express {
     res.setHeader('X-Content-Type-Options', 'nosniff');
     next();
   });
+
+  // gzip or brotli when the client accepts them (JSON, the console's files, SVG previews, CSV).
+  // Event streams stay uncompressed: a compressor would hold each event back until its buffer
+  // fills. PDFs and PNGs are left alone by compression's own filter (already compressed).
+  app.use(compression({ filter: (req, res) => !String(res.getHeader('Content-Type') ?? '').startsWith('text/event-stream') && compression.filter(req, res) }));
+
+  app.get('/favicon.svg', (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=86400');
+    res.type('image/svg+xml').send(FAVICON_SVG);
+  });
+  app.get('/favicon.ico', (_req, res) => res.redirect(301, '/favicon.svg'));
 
   app.get('/healthz', (_req, res) => {
     const storage = options.storage?.status() ?? { ok: true };

@@ -4,7 +4,7 @@
  * back from a screenshot with zbarimg, is the escaped WIFI: string.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { join } from 'node:path';
 import { chromium, type Browser } from '@playwright/test';
@@ -21,7 +21,8 @@ describe.skipIf(needs.chromium())('scan pages in Chromium', () => {
     server = await startTestServer();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      // wifi.lan: the same server under a LAN-style name, which (unlike 127.0.0.1) is not a secure origin on plain http.
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--host-resolver-rules=MAP wifi.lan 127.0.0.1'],
     });
   });
   afterAll(async () => {
@@ -33,15 +34,15 @@ describe.skipIf(needs.chromium())('scan pages in Chromium', () => {
     return server.running.app.services.nodes.create(server.orgId, { label: 'Page', function_type, payload } as never);
   }
 
-  async function open(slug: string) {
-    const context = await browser.newContext({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+  async function open(slug: string, origin = server.url) {
+    const context = await browser.newContext({ viewport: { width: 360, height: 740 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true, acceptDownloads: true });
     const page = await context.newPage();
     const problems: string[] = [];
     page.on('console', (m) => {
       if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
     });
     page.on('pageerror', (e) => problems.push(String(e)));
-    const response = await page.goto(`${server.url}/v/${slug}`);
+    const response = await page.goto(`${origin}/v/${slug}`);
     const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
     return { context, page, problems, response, overflow };
   }
@@ -88,6 +89,40 @@ describe.skipIf(needs.chromium())('scan pages in Chromium', () => {
     // phone cameras read them as UTF-8).
     const decoded = execFileSync('zbarimg', ['--quiet', '--raw', '-Sbinary', file]).toString('utf8').replace(/\n$/, '');
     expect(decoded).toBe('WIFI:T:WPA;S:Café\\;Guest;P:pa\\:ss\\,wo\\"rd\\\\1;;');
+    await context.close();
+  });
+
+  it('Copy works on a plain-http LAN origin, where the Clipboard API is missing', async () => {
+    const node = await create('wifi', { ssid: 'Site office', password: 'staple-battery-7', security: 'WPA2' });
+    const lan = server.url.replace('127.0.0.1', 'wifi.lan');
+    const { context, page, problems } = await open(node.slug, lan);
+    expect(await page.evaluate(() => ({ secure: window.isSecureContext, clipboard: 'clipboard' in navigator }))).toEqual({ secure: false, clipboard: false });
+    const copy = page.getByRole('button', { name: 'Copy' });
+    await copy.click();
+    await page.getByRole('button', { name: 'Copied' }).waitFor();
+    // What a visitor pastes next: the password.
+    await page.evaluate(() => {
+      const area = document.createElement('textarea');
+      area.id = 'paste';
+      document.body.append(area);
+      area.focus();
+    });
+    await page.keyboard.press('Control+V');
+    expect(await page.locator('#paste').inputValue()).toBe('staple-battery-7');
+    expect(problems).toEqual([]);
+    await context.close();
+  });
+
+  it('the digital card saves its contact like the vCard page', async () => {
+    const node = await create('digital_card', { name: 'Grace Hopper', job_title: 'Rear admiral', email: 'grace@example.com', phone: '+1 555 0100', bio: 'Compilers.' });
+    const { context, page, problems } = await open(node.slug);
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Save contact' }).click()]);
+    expect(download.suggestedFilename()).toBe('Grace Hopper.vcf');
+    const text = readFileSync((await download.path())!, 'utf8');
+    expect(text).toMatch(/^BEGIN:VCARD\r\nVERSION:3\.0\r\n/);
+    expect(text).toContain('FN:Grace Hopper\r\n');
+    expect(text).toContain('NOTE:Compilers.\r\n');
+    expect(problems).toEqual([]);
     await context.close();
   });
 });

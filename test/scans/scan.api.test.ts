@@ -167,6 +167,34 @@ describe('function types', () => {
     expect(c.text).toContain('href="mailto:amira@example.com"');
   });
 
+  it('digital_card: Save contact, like the vCard page, gives a contact.vcf with the bio as the note', async () => {
+    const card = await createNode('digital_card', {
+      name: 'Amira Haddad',
+      job_title: 'Site lead',
+      organization: 'Acme, Inc.',
+      email: 'amira@example.com',
+      phone: '+44 20 7946 0000',
+      website: 'https://example.com/amira',
+      bio: 'Ten years of field work; ask me about tags.',
+    });
+    const page = await scan(`/v/${card.slug}`);
+    expect(page.text).toContain(`<a class="btn alt" href="/v/${card.slug}/contact.vcf" download>Save contact</a>`);
+    const vcf = await scan(`/v/${card.slug}/contact.vcf`);
+    expect(vcf.status).toBe(200);
+    expect(vcf.headers.get('content-type')).toBe('text/vcard; charset=utf-8');
+    expect(vcf.headers.get('content-disposition')).toContain('filename="Amira Haddad.vcf"');
+    const props = parseVcard(vcf.text);
+    const get = (n: string) => props.find((p) => p.name === n)?.value;
+    expect(get('FN')).toBe('Amira Haddad');
+    expect(get('TITLE')).toBe('Site lead');
+    expect(get('ORG')).toBe('Acme, Inc.');
+    expect(get('TEL')).toBe('+44 20 7946 0000');
+    expect(get('EMAIL')).toBe('amira@example.com');
+    expect(get('URL')).toBe('https://example.com/amira');
+    expect(get('NOTE')).toBe('Ten years of field work; ask me about tags.');
+    expect(scanCount(card.id)).toBe(1); // the download is not a scan
+  });
+
   it('action: WhatsApp and Telegram redirect, SMS/call/email pages open the app', async () => {
     const wa = await createNode('action', { action_type: 'whatsapp', phone: '+1 (555) 010-0199', message: 'Room 12 & 13?' });
     const r1 = await scan(`/v/${wa.slug}`);

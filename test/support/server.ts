@@ -79,6 +79,8 @@ export interface TestServerOptions {
   webhooks?: Partial<WebhookSettings>;
   /** Replaces the default secret store (`<dataDir>/secrets.json`). */
   secrets?: SecretStore;
+  /** A console build to serve at /console/ (default: out/renderer). */
+  consoleDir?: string;
 }
 
 export const UNLIMITED = { standard_per_minute: 1_000_000, batch_per_minute: 1_000_000, burst_per_second: 1_000_000 };
@@ -96,6 +98,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     logger: quietLogger,
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.secrets ? { secrets: options.secrets } : {}),
+    ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
   });
   if (!running.firstRun) throw new Error('expected a fresh data directory');
   const apiKey =

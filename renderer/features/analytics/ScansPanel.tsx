@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useId, useState } from 'react';
 import { Button } from '../../components/Button.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Card } from '../../components/PageHeader.tsx';
@@ -6,9 +6,11 @@ import { Pagination } from '../../components/Pagination.tsx';
 import { Empty, ErrorState, Loading } from '../../components/States.tsx';
 import { ApiError, type NodeAnalyticsT, api } from '../../lib/api.ts';
 import { saveBlob } from '../../lib/download.ts';
-import { formatDate, formatNumber } from '../../lib/format.ts';
+import { formatDate, formatNumber, typeLabel } from '../../lib/format.ts';
+import { RULE_TYPE_LABELS, describeConditions } from '../../lib/ruleText.ts';
 import { toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
+import { bucketLabel, labelledBuckets, niceTicks, rangeLabel } from './chart.ts';
 
 const PAGE = 25;
 const RANGES = { '24h': { days: 1, interval: 'hour' }, '7d': { days: 7, interval: 'day' }, '30d': { days: 30, interval: 'day' }, '90d': { days: 90, interval: 'week' } } as const;
@@ -57,7 +59,7 @@ export function ScansPanel({ slug }: { slug: string }) {
         ) : analytics.data === undefined ? (
           <Loading label="Loading analytics…" />
         ) : (
-          <AnalyticsView data={analytics.data} />
+          <AnalyticsView data={analytics.data} slug={slug} />
         )}
       </Card>
       <Card
@@ -109,14 +111,16 @@ export function ScansPanel({ slug }: { slug: string }) {
                 <tbody>
                   {scans.data.data.map((s) => (
                     <tr key={s.id}>
-                      <td className="nowrap">{formatDate(s.timestamp)}</td>
-                      <td>{s.source === 'nfc' ? 'NFC' : 'QR'}</td>
-                      <td>{s.device_type}</td>
-                      <td>{s.os}</td>
-                      <td>{s.browser ?? '—'}</td>
-                      <td>{s.country ?? '—'}</td>
-                      <td>{s.outcome}</td>
-                      <td>{s.bot ? 'yes' : 'no'}</td>
+                      <td className="nowrap" data-label="Time">
+                        {formatDate(s.timestamp)}
+                      </td>
+                      <td data-label="Source">{s.source === 'nfc' ? 'NFC' : 'QR'}</td>
+                      <td data-label="Device">{s.device_type}</td>
+                      <td data-label="OS">{s.os}</td>
+                      <td data-label="Browser">{s.browser ?? '—'}</td>
+                      <td data-label="Country">{s.country ?? '—'}</td>
+                      <td data-label="Outcome">{s.outcome}</td>
+                      <td data-label="Bot">{s.bot ? 'yes' : 'no'}</td>
                     </tr>
                   ))}
                 </tbody>
@@ -131,15 +135,28 @@ export function ScansPanel({ slug }: { slug: string }) {
 }
 
 const BREAKDOWN_TITLES: Record<string, string> = { device_type: 'Devices', os: 'Operating systems', browser: 'Browsers', country: 'Countries', source: 'Source' };
+const INTERVAL_WORDS = { hour: 'hour', day: 'day', week: 'week' } as const;
 
-function AnalyticsView({ data }: { data: NodeAnalyticsT }) {
+function AnalyticsView({ data, slug }: { data: NodeAnalyticsT; slug: string }) {
+  const rules = useResource(() => api.rules.list(slug), [slug]);
   if (data.totals.scans === 0) return <Empty title="No scans in this period">Bots and link previewers are not counted.</Empty>;
+  const ruleName = (id: string | null): string => {
+    if (id === null) return 'The node’s own content';
+    const index = rules.data?.data.findIndex((r) => r.id === id) ?? -1;
+    const rule = index >= 0 ? rules.data!.data[index]! : undefined;
+    if (!rule) return rules.data ? 'A rule since deleted' : 'Rule';
+    return `Rule ${index + 1}: ${RULE_TYPE_LABELS[rule.rule_type]} (${describeConditions(rule.rule_type, rule.conditions)}) → ${typeLabel(rule.function_type)}`;
+  };
   return (
     <div className="analytics">
       <p className="big-number">
         {formatNumber(data.totals.scans)} <span className="muted">scans · {formatNumber(data.totals.unique_visitors)} unique visitors (bots excluded)</span>
       </p>
-      <BarChart points={data.series} />
+      <BarChart points={data.series} interval={data.interval} />
+      <div className="breakdown breakdown-wide">
+        <h3>By matched rule</h3>
+        <BreakdownList label="Scans by matched rule" rows={data.breakdowns.rule} name={ruleName} />
+      </div>
       <div className="breakdowns">
         {Object.entries(BREAKDOWN_TITLES).map(([key, title]) => (
           <BreakdownBars key={key} title={title} rows={data.breakdowns[key as keyof NodeAnalyticsT['breakdowns']]} />
@@ -149,50 +166,81 @@ function AnalyticsView({ data }: { data: NodeAnalyticsT }) {
   );
 }
 
-function BarChart({ points }: { points: NodeAnalyticsT['series'] }) {
+/**
+ * Scans per bucket as bars on a value axis with round gridlines, dates under the bars and each
+ * bar's count above it; the list behind it reads as "date: n scans" to a screen reader.
+ */
+function BarChart({ points, interval }: { points: NodeAnalyticsT['series']; interval: NodeAnalyticsT['interval'] }) {
+  const captionId = useId();
   if (points.length === 0) return null;
-  const max = Math.max(1, ...points.map((p) => p.scans));
-  const w = 640;
-  const h = 160;
-  const bw = w / points.length;
+  const max = Math.max(0, ...points.map((p) => p.scans));
+  const ticks = niceTicks(max);
+  const top = ticks[ticks.length - 1]!;
+  const labelled = labelledBuckets(points.length, 8);
+  // On a phone only every other label has room.
+  const major = labelledBuckets(points.length, 4);
   return (
-    <figure className="chart">
-      <svg viewBox={`0 0 ${w} ${h + 20}`} role="img" aria-label={`Scans over time, highest ${max} per interval`} preserveAspectRatio="none">
-        {points.map((p, i) => {
-          const bh = (p.scans / max) * h;
-          return (
-            <rect key={p.start} x={i * bw + 1} y={h - bh} width={Math.max(1, bw - 2)} height={bh} rx={2} className="chart-bar">
-              <title>{`${formatDate(p.start)}: ${p.scans}`}</title>
-            </rect>
-          );
-        })}
-        <line x1={0} y1={h} x2={w} y2={h} className="chart-axis" />
-      </svg>
-      <figcaption className="chart-caption">
-        <span>{formatDate(points[0]!.start)}</span>
-        <span>{formatDate(points[points.length - 1]!.start)}</span>
+    <figure className={`chart${points.length > 14 ? ' chart-dense' : ''}`} aria-labelledby={captionId}>
+      <div className="chart-area">
+        <div className="chart-y" aria-hidden="true">
+          {ticks.map((t) => (
+            <span key={t} className="chart-tick" style={{ bottom: `${(t / top) * 100}%` }}>
+              {formatNumber(t)}
+            </span>
+          ))}
+        </div>
+        <div className="chart-plot">
+          {ticks.map((t) => (
+            <span key={t} className="chart-grid" style={{ bottom: `${(t / top) * 100}%` }} aria-hidden="true" />
+          ))}
+          <ol className="chart-bars">
+            {points.map((p, i) => (
+              <li key={p.start} className="chart-col" title={`${formatDate(p.start)}: ${formatNumber(p.scans)}`}>
+                <span className="chart-value" aria-hidden="true" style={{ bottom: `${(p.scans / top) * 100}%` }}>
+                  {p.scans > 0 ? formatNumber(p.scans) : ''}
+                </span>
+                <span className="chart-bar" style={{ height: `${(p.scans / top) * 100}%` }} aria-hidden="true" />
+                <span className={`chart-x${major.has(i) ? '' : ' chart-x-minor'}`} aria-hidden="true">
+                  {labelled.has(i) ? bucketLabel(p.start, interval) : ''}
+                </span>
+                <span className="visually-hidden">
+                  {bucketLabel(p.start, interval)}: {formatNumber(p.scans)} scans
+                </span>
+              </li>
+            ))}
+          </ol>
+        </div>
+      </div>
+      <figcaption id={captionId} className="chart-caption">
+        Scans per {INTERVAL_WORDS[interval]} (UTC), {rangeLabel(points[0]!.start, points[points.length - 1]!.start, interval)}
       </figcaption>
     </figure>
   );
 }
 
+function BreakdownList({ label, rows, name }: { label: string; rows: { value: string | null; scans: number }[]; name(value: string | null): string }) {
+  const total = rows.reduce((s, r) => s + r.scans, 0) || 1;
+  return (
+    <ul aria-label={label}>
+      {rows.slice(0, 8).map((r) => (
+        <li key={r.value ?? '(none)'}>
+          <span className="breakdown-key">{name(r.value)}</span>
+          <span className="breakdown-bar" aria-hidden="true">
+            <span style={{ width: `${(r.scans / total) * 100}%` }} />
+          </span>
+          <span className="breakdown-count">{formatNumber(r.scans)}</span>
+        </li>
+      ))}
+    </ul>
+  );
+}
+
 function BreakdownBars({ title, rows }: { title: string; rows: { value: string | null; scans: number }[] }) {
   if (rows.length === 0) return null;
-  const total = rows.reduce((s, r) => s + r.scans, 0) || 1;
   return (
     <div className="breakdown">
       <h3>{title}</h3>
-      <ul>
-        {rows.slice(0, 8).map((r) => (
-          <li key={r.value ?? '(unknown)'}>
-            <span className="breakdown-key">{r.value ?? 'Unknown'}</span>
-            <span className="breakdown-bar" aria-hidden="true">
-              <span style={{ width: `${(r.scans / total) * 100}%` }} />
-            </span>
-            <span className="breakdown-count">{formatNumber(r.scans)}</span>
-          </li>
-        ))}
-      </ul>
+      <BreakdownList label={title} rows={rows} name={(v) => v ?? 'Unknown'} />
     </div>
   );
 }

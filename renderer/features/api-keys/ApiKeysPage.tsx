@@ -11,7 +11,8 @@ import { ApiError, api, type ApiKeyT } from '../../lib/api.ts';
 import { formatDate, humanize } from '../../lib/format.ts';
 import { errorMessage } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
-import { type FieldErrors, validate } from '../../lib/validation.ts';
+import { useFormErrors } from '../../lib/useFormErrors.ts';
+import { validate } from '../../lib/validation.ts';
 
 export function ApiKeysPage() {
   const keys = useResource(() => api.keys.list(), []);
@@ -67,13 +68,19 @@ export function ApiKeysPage() {
                   const current = me.data?.key.id === k.id;
                   return (
                     <tr key={k.id}>
-                      <td className="strong">
+                      <td className="strong" data-label="Name">
                         {k.name} {current ? <span className="tag">this session</span> : null}
                       </td>
-                      <td className="mono">{k.prefix}…</td>
-                      <td>{humanize(k.plan)}</td>
-                      <td className="nowrap">{formatDate(k.created_at)}</td>
-                      <td className="nowrap">{k.last_used_at ? formatDate(k.last_used_at) : 'Never'}</td>
+                      <td className="mono" data-label="Key">
+                        {k.prefix}…
+                      </td>
+                      <td data-label="Plan">{humanize(k.plan)}</td>
+                      <td className="nowrap" data-label="Created">
+                        {formatDate(k.created_at)}
+                      </td>
+                      <td className="nowrap" data-label="Last used">
+                        {k.last_used_at ? formatDate(k.last_used_at) : 'Never'}
+                      </td>
                       <td className="actions-cell">
                         <Button size="sm" variant="ghost" onClick={() => setRevoking(k)} aria-label={`Revoke ${k.name}`} disabled={current} title={current ? 'The console is signed in with this key' : undefined}>
                           Revoke
@@ -114,7 +121,7 @@ export function ApiKeysPage() {
 function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose(): void; onCreated(name: string, key: string): void }) {
   const [name, setName] = useState('');
   const [plan, setPlan] = useState<Plan>('developer');
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const { errors, setErrors, formRef } = useFormErrors();
   const [formError, setFormError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const submit = async (e: FormEvent) => {
@@ -138,7 +145,7 @@ function CreateKeyDialog({ open, onClose, onCreated }: { open: boolean; onClose(
   };
   return (
     <Dialog open={open} title="New API key" onClose={onClose}>
-      <form onSubmit={submit} noValidate aria-label="New API key">
+      <form ref={formRef} onSubmit={submit} noValidate aria-label="New API key">
         <Field label="Key name" required error={errors.name ? `Name ${errors.name}` : undefined} hint="Say who or what uses it, e.g. “Inventory script”.">
           {(c) => <input {...c} className="input" value={name} onChange={(e) => setName(e.target.value)} />}
         </Field>

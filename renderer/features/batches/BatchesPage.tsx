@@ -1,4 +1,4 @@
-import { useState } from 'react';
+import { useRef, useState } from 'react';
 import { BATCH_STATUSES, type BatchStatus } from '../../../server/schemas/common.ts';
 import { StatusBadge } from '../../components/Badge.tsx';
 import { Button } from '../../components/Button.tsx';
@@ -20,6 +20,8 @@ export function BatchesPage() {
   const [status, setStatus] = useState<BatchStatus | ''>('');
   const [offset, setOffset] = useState(0);
   const [creating, setCreating] = useState(false);
+  // Closing the inline form gives the focus back to the button that opened it.
+  const refocusNew = useRef(false);
   const batches = useResource(() => api.batches.list({ status: status || undefined, limit: PAGE, offset }), [status, offset]);
   const busy = (batches.data?.data ?? []).some((b) => b.status === 'generating' || b.status === 'pending');
   useInterval(batches.reload, 3000, busy);
@@ -31,7 +33,14 @@ export function BatchesPage() {
         description="Create up to 500 numbered nodes at once, then print or program their tags."
         actions={
           creating ? null : (
-            <Button variant="primary" onClick={() => setCreating(true)}>
+            <Button
+              variant="primary"
+              onClick={() => setCreating(true)}
+              ref={(el) => {
+                if (el && refocusNew.current) el.focus();
+                refocusNew.current = false;
+              }}
+            >
               New batch
             </Button>
           )
@@ -40,7 +49,10 @@ export function BatchesPage() {
       {creating ? (
         <Card title="New batch">
           <CreateBatchForm
-            onCancel={() => setCreating(false)}
+            onCancel={() => {
+              refocusNew.current = true;
+              setCreating(false);
+            }}
             onCreated={(b) => {
               toast.success(`Batch ${b.label} created: generating ${b.quantity} nodes`);
               navigate(`/batches/${b.id}`);
@@ -97,20 +109,24 @@ export function BatchesPage() {
                 <tbody>
                   {batches.data.data.map((b) => (
                     <tr key={b.id}>
-                      <td>
+                      <td data-label="Label">
                         <Link to={`/batches/${b.id}`} className="row-link">
                           {b.label}
                         </Link>
                       </td>
-                      <td className="mono">{b.prefix}</td>
-                      <td>{typeLabel(b.function_type)}</td>
-                      <td className="num">
+                      <td className="mono" data-label="Prefix">
+                        {b.prefix}
+                      </td>
+                      <td data-label="Type">{typeLabel(b.function_type)}</td>
+                      <td className="num" data-label="Nodes">
                         {b.nodes_generated < b.quantity ? `${b.nodes_generated} / ${b.quantity}` : b.quantity}
                       </td>
-                      <td>
+                      <td data-label="Status">
                         <StatusBadge status={b.status} />
                       </td>
-                      <td className="nowrap">{formatDate(b.created_at)}</td>
+                      <td className="nowrap" data-label="Created">
+                        {formatDate(b.created_at)}
+                      </td>
                     </tr>
                   ))}
                 </tbody>

@@ -9,7 +9,8 @@ import { cleanPayload } from '../../components/payload/fields.ts';
 import { ApiError, api, type BatchT } from '../../lib/api.ts';
 import { typeLabel } from '../../lib/format.ts';
 import { useResource } from '../../lib/useResource.ts';
-import { type FieldErrors, scoped, validate } from '../../lib/validation.ts';
+import { useFormErrors } from '../../lib/useFormErrors.ts';
+import { scoped, validate } from '../../lib/validation.ts';
 import { errorMessage } from '../../lib/toast.ts';
 
 type BatchType = (typeof BATCH_FUNCTION_TYPES)[number];
@@ -22,7 +23,7 @@ export function CreateBatchForm({ onCreated, onCancel }: { onCreated(batch: Batc
   const [templateId, setTemplateId] = useState('');
   const [withPayload, setWithPayload] = useState(true);
   const [payload, setPayload] = useState<Record<string, unknown>>({});
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const { errors, setErrors, formRef } = useFormErrors({ focusFirst: true });
   const [formError, setFormError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const templates = useResource(() => api.templates.list(100), []);
@@ -62,7 +63,7 @@ export function CreateBatchForm({ onCreated, onCancel }: { onCreated(batch: Batc
   };
 
   return (
-    <form onSubmit={submit} noValidate aria-label="New batch">
+    <form ref={formRef} onSubmit={submit} noValidate aria-label="New batch">
       <div className="two-cols">
         <Field label="Batch label" required error={errors.label ? `Label ${errors.label}` : undefined}>
           {(c) => <input {...c} className="input" value={label} onChange={(e) => setLabel(e.target.value)} placeholder="Cafe tables, spring" />}

@@ -6,7 +6,8 @@ import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx'
 import { ApiError, api } from '../../lib/api.ts';
 import { formatDate } from '../../lib/format.ts';
 import { errorMessage, toast } from '../../lib/toast.ts';
-import { useInterval, useResource } from '../../lib/useResource.ts';
+import { type NfcLive, useNfcEvents } from '../../lib/nfcEvents.ts';
+import { useResource } from '../../lib/useResource.ts';
 
 type Status = Awaited<ReturnType<typeof api.nfc.status>>;
 type Session = NonNullable<Status['session']>;
@@ -21,14 +22,18 @@ const READER_TEXT: Record<string, { tone: 'success' | 'warning' | 'error' | 'inf
 };
 
 /**
- * Program NFC tags: the reader's state and the batch writing session. The page polls
- * GET /v1/nfc/status (the event stream needs a header EventSource cannot send).
+ * Program NFC tags: the reader's state and the batch writing session, live from the NFC event
+ * stream (GET /v1/nfc/events: one open request, no polling). An action's own answer is shown
+ * at once; the stream's next session event replaces it.
  */
 export function ProgramTagsPage() {
-  const status = useResource(() => api.nfc.status(), []);
-  useInterval(status.reload, 1500, !status.error || !(status.error instanceof ApiError && status.error.isMissingEndpoint));
+  const live = useNfcEvents();
+  // The session an action answered, until the stream reports a newer one.
+  const [answered, setAnswered] = useState<{ session: Session | null; after: NfcLive['session'] } | null>(null);
+  const session = answered && answered.after === live.session ? answered.session : (live.session ?? null);
+  const onChange = (s: Session | null) => setAnswered({ session: s, after: live.session });
 
-  if (status.error && status.error instanceof ApiError && status.error.isMissingEndpoint) {
+  if (live.error?.isMissingEndpoint) {
     return (
       <>
         <PageHeader title="Program tags" />
@@ -39,17 +44,13 @@ export function ProgramTagsPage() {
   return (
     <>
       <PageHeader title="Program tags" description="Write each node's scan URL to an NFC tag (NTAG213/215/216), verified by reading it back." />
-      {status.error && !status.data ? <ErrorState error={status.error} onRetry={status.reload} title="Could not reach the NFC bridge" /> : null}
-      {!status.data ? (
-        status.error ? null : <Loading label="Looking for the reader…" />
+      {live.error && !live.reader ? <ErrorState error={live.error} title="Could not reach the NFC bridge" /> : null}
+      {!live.reader || live.session === undefined ? (
+        live.error ? null : <Loading label="Looking for the reader…" />
       ) : (
         <>
-          <ReaderCard reader={status.data.reader} />
-          {status.data.session && status.data.session.status === 'active' ? (
-            <SessionCard session={status.data.session} onChange={status.reload} />
-          ) : (
-            <StartSession last={status.data.session} onStarted={status.reload} />
-          )}
+          <ReaderCard reader={live.reader} />
+          {session && session.status === 'active' ? <SessionCard session={session} onChange={onChange} /> : <StartSession last={session} onStarted={onChange} />}
         </>
       )}
     </>
@@ -74,7 +75,7 @@ function ReaderCard({ reader }: { reader: Status['reader'] }) {
   );
 }
 
-function StartSession({ last, onStarted }: { last: Session | null; onStarted(): void }) {
+function StartSession({ last, onStarted }: { last: Session | null; onStarted(session: Session): void }) {
   const batches = useResource(() => api.batches.list({ limit: 100 }), []);
   const writable = (batches.data?.data ?? []).filter((b) => b.status === 'ready' || b.status === 'writing');
   const [batchId, setBatchId] = useState('');
@@ -90,8 +91,7 @@ function StartSession({ last, onStarted }: { last: Session | null; onStarted(): 
     setBusy(true);
     setError(undefined);
     try {
-      await api.nfc.start({ batch_id: id, ...(lock ? { lock, confirm_lock: confirmLock } : {}), ...(reassign ? { allow_reassign: true } : {}) });
-      onStarted();
+      onStarted(await api.nfc.start({ batch_id: id, ...(lock ? { lock, confirm_lock: confirmLock } : {}), ...(reassign ? { allow_reassign: true } : {}) }));
     } catch (err) {
       setError(err instanceof ApiError && Object.keys(err.details).length > 0 ? Object.values(err.details).join('; ') : errorMessage(err));
     } finally {
@@ -143,13 +143,14 @@ function StartSession({ last, onStarted }: { last: Session | null; onStarted(): 
   );
 }
 
-function SessionCard({ session, onChange }: { session: Session; onChange(): void }) {
+function SessionCard({ session, onChange }: { session: Session; onChange(session: Session | null): void }) {
   const [busy, setBusy] = useState<string | null>(null);
   const act = async (name: string, fn: () => Promise<unknown>) => {
     setBusy(name);
     try {
-      await fn();
-      onChange();
+      const answer = await fn();
+      // Session actions answer the session; a retry answers the tag (the stream brings the session).
+      if (answer && typeof answer === 'object' && 'counts' in answer) onChange(answer as Session);
     } catch (err) {
       toast.fromError(err);
     } finally {
@@ -220,9 +221,13 @@ function SessionCard({ session, onChange }: { session: Session; onChange(): void
             <tbody>
               {session.recent.map((r) => (
                 <tr key={`${r.slug}-${r.written_at}`}>
-                  <td className="mono">{r.serial ?? r.slug}</td>
-                  <td className="mono">{r.hardware_id}</td>
-                  <td>{formatDate(r.written_at)}</td>
+                  <td className="mono" data-label="Serial">
+                    {r.serial ?? r.slug}
+                  </td>
+                  <td className="mono" data-label="Chip UID">
+                    {r.hardware_id}
+                  </td>
+                  <td data-label="Written">{formatDate(r.written_at)}</td>
                 </tr>
               ))}
             </tbody>

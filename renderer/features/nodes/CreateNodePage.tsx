@@ -14,7 +14,8 @@ import { typeLabel } from '../../lib/format.ts';
 import { navigate, setSearchParams, useSearchParams } from '../../lib/router.ts';
 import { errorMessage, toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
-import { type FieldErrors, scoped, validate } from '../../lib/validation.ts';
+import { useFormErrors } from '../../lib/useFormErrors.ts';
+import { scoped, validate } from '../../lib/validation.ts';
 
 const TYPE_HINTS: Record<FunctionType, string> = {
   redirect: 'Send the visitor to a web address.',
@@ -37,7 +38,7 @@ export function CreateNodePage() {
   const [draft, setDraft] = useState(false);
   const [templateId, setTemplateId] = useState('');
   const [payloads, setPayloads] = useState<Partial<Record<FunctionType, Record<string, unknown>>>>({});
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const { errors, setErrors, formRef } = useFormErrors();
   const [formError, setFormError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const templates = useResource(() => api.templates.list(100), []);
@@ -90,7 +91,7 @@ export function CreateNodePage() {
   return (
     <>
       <PageHeader title="New node" back={<Link to="/nodes">← Nodes</Link>} description="Choose what a scan does, then fill in its details." />
-      <form onSubmit={submit} noValidate className="form-grid" aria-label="New node">
+      <form ref={formRef} onSubmit={submit} noValidate className="form-grid" aria-label="New node">
         <Card title="Type">
           <FieldSet legend="What does a scan do?">
             <div className="type-picker">

@@ -18,7 +18,8 @@ import { formatDate, formatNumber, typeLabel } from '../../lib/format.ts';
 import { navigate } from '../../lib/router.ts';
 import { errorMessage, toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
-import { type FieldErrors, scoped, validate } from '../../lib/validation.ts';
+import { useFormErrors } from '../../lib/useFormErrors.ts';
+import { scoped, validate } from '../../lib/validation.ts';
 import { QrPreview } from './QrPreview.tsx';
 
 export interface NodeTab {
@@ -161,7 +162,7 @@ function Overview({ node, onSaved }: { node: NodeT; onSaved(): void }) {
   const [label, setLabel] = useState(node.label);
   const [type, setType] = useState<FunctionType>(node.function_type);
   const [payload, setPayload] = useState<Record<string, unknown>>(node.payload);
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const { errors, setErrors, formRef } = useFormErrors();
   const [formError, setFormError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const typeChanged = type !== node.function_type;
@@ -209,7 +210,7 @@ function Overview({ node, onSaved }: { node: NodeT; onSaved(): void }) {
   return (
     <div className="detail-grid">
       <Card title="Configuration">
-        <form onSubmit={submit} noValidate aria-label="Edit node">
+        <form ref={formRef} onSubmit={submit} noValidate aria-label="Edit node">
           <Field label="Label" required error={errors.label ? `Label ${errors.label}` : undefined}>
             {(c) => <input {...c} className="input" value={label} onChange={(e) => setLabel(e.target.value)} />}
           </Field>

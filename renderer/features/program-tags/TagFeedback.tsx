@@ -2,7 +2,7 @@ import { useState } from 'react';
 import type { NfcEventT } from '../../../server/schemas/nfc.ts';
 import { beep } from './feedback.ts';
 import type { Refusal, TagWritten } from './client.ts';
-import { useNfcEvents } from './useNfcEvents.ts';
+import { useNfcEvents } from '../../lib/nfcEvents.ts';
 import './program-tags.css';
 
 export type Outcome = { kind: 'success'; written: TagWritten } | { kind: 'failure'; refusal: Pick<Refusal, 'message'> & Partial<Refusal> };

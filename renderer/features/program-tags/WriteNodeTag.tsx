@@ -7,7 +7,7 @@ import { ApiError, type NodeT } from '../../lib/api.ts';
 import { writeNodeTag, type ReaderStatus } from './client.ts';
 import { beep, unlockAudio } from './feedback.ts';
 import { OutcomeBanner, type Outcome } from './TagFeedback.tsx';
-import { useNfcEvents } from './useNfcEvents.ts';
+import { useNfcEvents } from '../../lib/nfcEvents.ts';
 import './program-tags.css';
 import { errorMessage } from '../../lib/toast.ts';
 

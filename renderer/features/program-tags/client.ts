@@ -1,20 +1,10 @@
 /**
- * The NFC calls the program-tags screens need beyond renderer/lib/api.ts: the single-node write
- * and the server-sent event stream (read with fetch() because EventSource cannot send the
- * Authorization header). Shapes come from server/schemas/nfc.ts.
+ * The NFC call the program-tags screens need beyond renderer/lib/api.ts: the single-node write
+ * (the event stream is renderer/lib/nfcEvents.ts). Shapes come from server/schemas/nfc.ts.
  */
 import { z } from 'zod';
-import {
-  NfcStatusSchema,
-  ReaderStatusSchema,
-  RefusalSchema,
-  SessionSchema,
-  TagWrittenSchema,
-  type NfcEventT,
-} from '../../../server/schemas/nfc.ts';
-import { ApiError, buildUrl, send } from '../../lib/api.ts';
-import { useSession } from '../../lib/session.ts';
-import { parseEventStream } from './sse.ts';
+import { NfcStatusSchema, ReaderStatusSchema, RefusalSchema, TagWrittenSchema } from '../../../server/schemas/nfc.ts';
+import { ApiError, send } from '../../lib/api.ts';
 
 export type TagWritten = z.infer<typeof TagWrittenSchema>;
 export type Refusal = z.infer<typeof RefusalSchema>;
@@ -41,68 +31,4 @@ export async function writeNodeTag(slug: string, o: WriteNodeOptions = {}, signa
   const parsed = TagWrittenSchema.safeParse(json.data);
   if (!parsed.success) throw new ApiError(0, 'Unexpected response from the server (POST /nfc/write).');
   return parsed.data;
-}
-
-const PARSERS = {
-  reader: ReaderStatusSchema,
-  session: SessionSchema.nullable(),
-  'tag.written': TagWrittenSchema,
-  'tag.refused': RefusalSchema,
-  tag: z.object({ reader: z.string(), info: z.unknown() }),
-  'tag.off': z.object({ reader: z.string(), uid: z.string().nullable() }),
-} as const;
-
-/**
- * Reads GET /v1/nfc/events until the signal aborts. Resolves when the stream ends; rejects
- * with an ApiError for an HTTP refusal (403 not local, 404 no NFC feature, …).
- */
-export async function readNfcEvents(onEvent: (e: NfcEventT) => void, signal: AbortSignal): Promise<void> {
-  const key = useSession.getState().key;
-  let res: Response;
-  try {
-    res = await fetch(buildUrl('/nfc/events'), {
-      headers: { accept: 'text/event-stream', ...(key ? { authorization: `Bearer ${key}` } : {}) },
-      cache: 'no-store',
-      credentials: 'omit',
-      signal,
-    });
-  } catch (err) {
-    if (err instanceof DOMException && err.name === 'AbortError') return;
-    throw new ApiError(0, 'Cannot reach the Waymark server. Check that it is running and reachable.');
-  }
-  if (!res.ok || !res.body) {
-    let message = `${res.status} ${res.statusText}`;
-    try {
-      const j = (await res.json()) as { error?: string };
-      if (j.error) message = j.error;
-    } catch {
-      // keep the status line
-    }
-    throw new ApiError(res.status, message);
-  }
-  const reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer = parseEventStream(buffer + value, (type, raw) => {
-        const schema = PARSERS[type as keyof typeof PARSERS];
-        if (!schema) return;
-        let json: unknown;
-        try {
-          json = JSON.parse(raw);
-        } catch {
-          return;
-        }
-        const parsed = schema.safeParse(json);
-        if (parsed.success) onEvent({ type, data: parsed.data } as NfcEventT);
-      });
-    }
-  } catch (err) {
-    if (err instanceof DOMException && err.name === 'AbortError') return;
-    throw err;
-  } finally {
-    reader.releaseLock();
-  }
 }

@@ -11,6 +11,7 @@ import { ApiError, type RuleT } from '../../lib/api.ts';
 import { countries, localTimeZone, timeZones } from '../../lib/countries.ts';
 import { typeLabel } from '../../lib/format.ts';
 import { type FieldErrors, scoped, validate } from '../../lib/validation.ts';
+import { useFormErrors } from '../../lib/useFormErrors.ts';
 import { DAY_NAMES, RULE_TYPE_LABELS, type WindowValue, cleanConditions, defaultConditions } from './conditions.ts';
 import { WeekGrid } from './WeekGrid.tsx';
 import { errorMessage } from '../../lib/toast.ts';
@@ -40,7 +41,7 @@ export function RuleForm({ initial, otherSplitWeight, onSubmit, onCancel }: Rule
   const [payload, setPayload] = useState<Record<string, unknown>>(initial?.payload ?? {});
   const [priority, setPriority] = useState(String(initial?.priority ?? 0));
   const [enabled, setEnabled] = useState(initial?.enabled ?? true);
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const { errors, setErrors, formRef } = useFormErrors({ focusFirst: true });
   const [formError, setFormError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
 
@@ -81,7 +82,7 @@ export function RuleForm({ initial, otherSplitWeight, onSubmit, onCancel }: Rule
 
   const cErrors = scoped(errors, 'conditions');
   return (
-    <form onSubmit={submit} noValidate className="rule-form" aria-label={initial ? 'Edit rule' : 'New rule'}>
+    <form ref={formRef} onSubmit={submit} noValidate className="rule-form" aria-label={initial ? 'Edit rule' : 'New rule'}>
       <FieldSet legend="When">
         <div className="segmented" role="radiogroup" aria-label="Rule kind">
           {RULE_TYPES.map((t) => (

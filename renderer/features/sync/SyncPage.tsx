@@ -7,14 +7,12 @@ import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx'
 import { ApiError, api, type SyncConflictT, type SyncStatusT } from '../../lib/api.ts';
 import { formatDate, formatNumber, humanize } from '../../lib/format.ts';
 import { errorMessage, toast } from '../../lib/toast.ts';
-import { type FieldErrors, sentence, validate } from '../../lib/validation.ts';
-import { usePolledSyncStatus, useSyncStatus } from './store.ts';
-
-/** The screen re-reads the status this often while it is open. */
-const POLL_MS = 3_000;
+import { sentence, validate } from '../../lib/validation.ts';
+import { useFormErrors } from '../../lib/useFormErrors.ts';
+import { useLiveSyncStatus, useSyncStatus } from './store.ts';
 
 export function SyncPage() {
-  const { status, error, refresh } = usePolledSyncStatus(POLL_MS);
+  const { status, error, refresh } = useLiveSyncStatus();
 
   return (
     <>
@@ -61,7 +59,7 @@ function PairForm({ remote: fixedRemote }: { remote?: string }) {
   const setStatus = useSyncStatus((s) => s.set);
   const [remote, setRemote] = useState(fixedRemote ?? '');
   const [key, setKey] = useState('');
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const { errors, setErrors, formRef } = useFormErrors();
   const [formError, setFormError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
 
@@ -88,7 +86,7 @@ function PairForm({ remote: fixedRemote }: { remote?: string }) {
 
   return (
     <Card title={fixedRemote ? 'Give this site a new remote key' : 'Pair with a remote'}>
-      <form onSubmit={submit} noValidate aria-label={fixedRemote ? 'New remote key' : 'Pair with a remote'} className="sync-pair-form">
+      <form ref={formRef} onSubmit={submit} noValidate aria-label={fixedRemote ? 'New remote key' : 'Pair with a remote'} className="sync-pair-form">
         {fixedRemote ? null : (
           <p className="muted">
             This instance is standalone. Pair it with your company’s remote Waymark instance to sync with it. Pairing is for good: this data cannot be paired with

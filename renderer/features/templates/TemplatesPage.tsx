@@ -1,4 +1,4 @@
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, useRef, useState } from 'react';
 import type { z } from 'zod';
 import { FUNCTION_TYPES, type FunctionType } from '../../../server/schemas/common.ts';
 import { payloadFields, payloadSchemas } from '../../../server/schemas/payloads.ts';
@@ -15,6 +15,7 @@ import { ApiError, api, type TemplateT } from '../../lib/api.ts';
 import { formatDate, typeLabel } from '../../lib/format.ts';
 import { errorMessage, toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
+import { useFormErrors } from '../../lib/useFormErrors.ts';
 import { type FieldErrors, scoped, validate } from '../../lib/validation.ts';
 
 /** A template's payload may be partial: each given field is checked on its own (as the server does). */
@@ -32,6 +33,8 @@ export function TemplatesPage() {
   const templates = useResource(() => api.templates.list(100), []);
   const [editing, setEditing] = useState<TemplateT | 'new' | null>(null);
   const [deleting, setDeleting] = useState<TemplateT | null>(null);
+  // Closing the inline form gives the focus back to the button that opened it.
+  const refocusNew = useRef(false);
   return (
     <>
       <PageHeader
@@ -39,7 +42,14 @@ export function TemplatesPage() {
         description="Shared defaults for nodes and batches. Locked fields cannot be changed on the nodes; changing them here updates every bound node."
         actions={
           editing ? null : (
-            <Button variant="primary" onClick={() => setEditing('new')}>
+            <Button
+              variant="primary"
+              onClick={() => setEditing('new')}
+              ref={(el) => {
+                if (el && refocusNew.current) el.focus();
+                refocusNew.current = false;
+              }}
+            >
               New template
             </Button>
           )
@@ -51,10 +61,14 @@ export function TemplatesPage() {
             key={editing === 'new' ? 'new' : editing.id}
             initial={editing === 'new' ? undefined : editing}
             onDone={() => {
+              refocusNew.current = true;
               setEditing(null);
               templates.reload();
             }}
-            onCancel={() => setEditing(null)}
+            onCancel={() => {
+              refocusNew.current = true;
+              setEditing(null);
+            }}
           />
         </Card>
       ) : null}
@@ -84,10 +98,12 @@ export function TemplatesPage() {
               <tbody>
                 {templates.data.data.map((t) => (
                   <tr key={t.id}>
-                    <td className="strong">{t.name}</td>
-                    <td>{typeLabel(t.function_type)}</td>
-                    <td className="truncate">{summarizePayload(t.function_type, t.payload) || '—'}</td>
-                    <td>
+                    <td className="strong" data-label="Name">
+                      {t.name}
+                    </td>
+                    <td data-label="Type">{typeLabel(t.function_type)}</td>
+                    <td className="truncate" data-label="Content">{summarizePayload(t.function_type, t.payload) || '—'}</td>
+                    <td data-label="Locked fields">
                       {t.locked_fields.length === 0 ? (
                         <span className="muted">None</span>
                       ) : (
@@ -98,7 +114,9 @@ export function TemplatesPage() {
                         </span>
                       )}
                     </td>
-                    <td className="nowrap">{formatDate(t.updated_at)}</td>
+                    <td className="nowrap" data-label="Updated">
+                      {formatDate(t.updated_at)}
+                    </td>
                     <td className="actions-cell">
                       <Button size="sm" onClick={() => setEditing(t)} aria-label={`Edit ${t.name}`}>
                         Edit
@@ -134,7 +152,7 @@ function TemplateForm({ initial, onDone, onCancel }: { initial?: TemplateT | und
   const [type, setType] = useState<FunctionType>(initial?.function_type ?? 'redirect');
   const [payload, setPayload] = useState<Record<string, unknown>>(initial?.payload ?? {});
   const [locked, setLocked] = useState<string[]>(initial?.locked_fields ?? []);
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const { errors, setErrors, formRef } = useFormErrors({ focusFirst: true });
   const [formError, setFormError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
 
@@ -172,7 +190,7 @@ function TemplateForm({ initial, onDone, onCancel }: { initial?: TemplateT | und
   };
 
   return (
-    <form onSubmit={submit} noValidate aria-label={initial ? 'Edit template' : 'New template'}>
+    <form ref={formRef} onSubmit={submit} noValidate aria-label={initial ? 'Edit template' : 'New template'}>
       <div className="two-cols">
         <Field label="Template name" required error={errors.name ? `Name ${errors.name}` : undefined}>
           {(c) => <input {...c} className="input" value={name} onChange={(e) => setName(e.target.value)} />}

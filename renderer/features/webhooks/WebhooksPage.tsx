@@ -11,7 +11,8 @@ import { ApiError, type DeliveryT, type WebhookCreatedT, WEBHOOK_EVENT_TYPES, ap
 import { formatDate } from '../../lib/format.ts';
 import { errorMessage, toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
-import { type FieldErrors, validate } from '../../lib/validation.ts';
+import { useFormErrors } from '../../lib/useFormErrors.ts';
+import { validate } from '../../lib/validation.ts';
 
 const DEFAULT_EVENTS = WEBHOOK_EVENT_TYPES.filter((e) => e !== 'webhook.disabled');
 
@@ -225,15 +226,21 @@ function Deliveries({ id }: { id: string }) {
                 const last = d.attempts[d.attempts.length - 1];
                 return (
                   <tr key={d.id}>
-                    <td className="nowrap">{formatDate(d.created_at)}</td>
-                    <td className="mono">{d.event_type}</td>
-                    <td>
+                    <td className="nowrap" data-label="Created">
+                      {formatDate(d.created_at)}
+                    </td>
+                    <td className="mono" data-label="Event">
+                      {d.event_type}
+                    </td>
+                    <td data-label="Status">
                       <StatusBadge status={d.status === 'succeeded' ? 'delivered' : d.status} />
                     </td>
-                    <td className="num">{d.attempt_count}</td>
-                    <td>{d.last_status_code ?? '—'}</td>
-                    <td>{last ? `${last.duration_ms} ms` : '—'}</td>
-                    <td className="truncate" title={d.last_error ?? undefined}>
+                    <td className="num" data-label="Attempts">
+                      {d.attempt_count}
+                    </td>
+                    <td data-label="Response">{d.last_status_code ?? '—'}</td>
+                    <td data-label="Duration">{last ? `${last.duration_ms} ms` : '—'}</td>
+                    <td className="truncate" data-label="Error / retry" title={d.last_error ?? undefined}>
                       {d.last_error ?? ''}
                       {d.next_attempt_at ? ` retry ${formatDate(d.next_attempt_at)}` : d.last_error ? '' : '—'}
                     </td>
@@ -259,7 +266,7 @@ function CreateWebhookDialog({ open, onClose, onCreated }: { open: boolean; onCl
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
   const [events, setEvents] = useState<WebhookEventType[]>([...DEFAULT_EVENTS]);
-  const [errors, setErrors] = useState<FieldErrors>({});
+  const { errors, setErrors, formRef } = useFormErrors();
   const [formError, setFormError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const submit = async (e: FormEvent) => {
@@ -285,7 +292,7 @@ function CreateWebhookDialog({ open, onClose, onCreated }: { open: boolean; onCl
   const eventsError = errors.events ?? Object.entries(errors).find(([k]) => k.startsWith('events.'))?.[1];
   return (
     <Dialog open={open} title="New webhook" onClose={onClose} wide>
-      <form onSubmit={submit} noValidate aria-label="New webhook">
+      <form ref={formRef} onSubmit={submit} noValidate aria-label="New webhook">
         <Field label="Receiver URL" required error={errors.url ? `URL ${errors.url}` : undefined} hint="http or https; receivers on the LAN are fine.">
           {(c) => <input {...c} className="input" type="url" value={url} placeholder="https://example.com/waymark/events" onChange={(e) => setUrl(e.target.value)} />}
         </Field>

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { z } from 'zod';
+import { openEventStream } from '../../http/eventStream.ts';
 import { defineRoute, type RouteContext } from '../../http/route.ts';
 import { AppError } from '../../platform/errors.ts';
 import {
@@ -74,25 +75,17 @@ export function nfcRoutes(nfc: NfcService) {
       handler: async (ctx) => {
         local(ctx);
         const { res, auth } = ctx;
+        // The session is read before the headers go: a failure is still an ordinary error answer.
         const session = await nfc.session(auth.orgId);
-        res.status(200);
-        res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-        res.setHeader('Cache-Control', 'no-store');
-        res.setHeader('X-Accel-Buffering', 'no');
-        res.flushHeaders();
-        const send = (type: string, data: unknown) => res.write(`event: ${type}\ndata: ${JSON.stringify(data)}\n\n`);
-        send('reader', nfc.readerStatus());
-        send('session', session);
+        const stream = openEventStream(res);
+        stream.send('reader', nfc.readerStatus());
+        stream.send('session', session);
         const unsubscribe = nfc.subscribe((e, orgId) => {
           // Session and write events belong to an organization; reader and tag events to the machine.
           if (orgId !== null && orgId !== auth.orgId) return;
-          send(e.type, e.data);
+          stream.send(e.type, e.data);
         });
-        const ping = setInterval(() => res.write(': ping\n\n'), 15_000);
-        res.on('close', () => {
-          clearInterval(ping);
-          unsubscribe();
-        });
+        stream.onClose(unsubscribe);
         return undefined;
       },
     }),

@@ -12,6 +12,7 @@ import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import type { ScanRecord } from './writer.ts';
 import { contentResponse, resolve, vcardResponse, type Resolution } from './resolver.ts';
+import { encodedBody } from './encoding.ts';
 import { renderPage, renderStatus, type Rendered } from './pages.ts';
 import type { ScanContext } from './rules.ts';
 import { sqliteScanStorage, type SqliteScanStorageOptions } from './sqliteStorage.ts';
@@ -268,8 +269,10 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   }
 
   function send(res: ServerResponse, method: string, r: Rendered, requestId: string): void {
-    const body = Buffer.from(r.body, 'utf8');
-    res.writeHead(r.status, { ...r.headers, 'content-length': String(body.length), 'x-request-id': requestId });
+    const { body, encoding } = encodedBody(r, res.req.headers['accept-encoding']);
+    const headers: Record<string, string> = { ...r.headers, 'content-length': String(body.length), vary: 'Accept-Encoding', 'x-request-id': requestId };
+    if (encoding) headers['content-encoding'] = encoding;
+    res.writeHead(r.status, headers);
     res.end(method === 'HEAD' ? undefined : body);
   }
 

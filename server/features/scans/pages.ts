@@ -4,6 +4,8 @@
  * allowed by hash only; nothing else may load except images of microsites and cards).
  */
 import { createHash } from 'node:crypto';
+import { FAVICON_DATA_URL } from '../../platform/favicon.ts';
+import { readableOn, textOn } from './contrast.ts';
 import { qrSvgSync } from './qr.ts';
 import { buildWifiString, type VcardData, type WifiData } from './vcard.ts';
 
@@ -38,8 +40,24 @@ function sha256(text: string): string {
   return h;
 }
 
-const BASE_CSS = `:root{color-scheme:light dark;--accent:#0b57d0;--bg:#f4f5f7;--card:#fff;--text:#1b1c1f;--muted:#5d6168;--line:#e2e4e8}
-@media (prefers-color-scheme:dark){:root{--bg:#111214;--card:#1c1d21;--text:#eceef2;--muted:#a4a8b0;--line:#2c2e33}}
+/** The two colour schemes' surfaces; text drawn in the accent must reach 4.5:1 on both of a scheme's. */
+const LIGHT = { bg: '#f4f5f7', card: '#ffffff' };
+const DARK = { bg: '#111214', card: '#1c1d21' };
+const DEFAULT_ACCENT = '#0b57d0';
+
+/**
+ * The accent and what is drawn with it: `--on-accent` for text on a filled button, `--link` for
+ * links and outline buttons, per scheme (a dark blue link on a dark card is 2.6:1).
+ */
+function accentCss(accent: string): string {
+  const light = readableOn(accent, [LIGHT.card, LIGHT.bg]);
+  const dark = readableOn(accent, [DARK.card, DARK.bg]);
+  return `:root{--accent:${accent};--on-accent:${textOn(accent)};--link:${light}}\n@media (prefers-color-scheme:dark){:root{--link:${dark}}}`;
+}
+
+const BASE_CSS = `:root{color-scheme:light dark;--bg:${LIGHT.bg};--card:${LIGHT.card};--text:#1b1c1f;--muted:#5d6168;--line:#e2e4e8}
+@media (prefers-color-scheme:dark){:root{--bg:${DARK.bg};--card:${DARK.card};--text:#eceef2;--muted:#a4a8b0;--line:#2c2e33}}
+${accentCss(DEFAULT_ACCENT)}
 *{box-sizing:border-box}
 html{-webkit-text-size-adjust:100%}
 body{margin:0;min-height:100vh;background:var(--bg);color:var(--text);font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;display:flex;justify-content:center;align-items:flex-start}
@@ -55,9 +73,9 @@ h1{font-size:1.5rem;line-height:1.25;margin:0 0 .25rem;overflow-wrap:anywhere}
 dl{margin:0 0 1rem}
 dt{font-size:.8125rem;color:var(--muted);margin-top:.75rem}
 dd{margin:0;font-size:1.0625rem;overflow-wrap:anywhere}
-dd a{color:var(--accent)}
-.btn{display:block;width:100%;text-align:center;padding:.875rem 1rem;margin:.625rem 0 0;border-radius:.75rem;border:0;background:var(--accent);color:#fff;font:inherit;font-weight:600;text-decoration:none;cursor:pointer;min-height:3rem}
-.btn.alt{background:transparent;color:var(--accent);border:1.5px solid var(--accent)}
+dd a{color:var(--link)}
+.btn{display:block;width:100%;text-align:center;padding:.875rem 1rem;margin:.625rem 0 0;border-radius:.75rem;border:0;background:var(--accent);color:var(--on-accent);font:inherit;font-weight:600;text-decoration:none;cursor:pointer;min-height:3rem}
+.btn.alt{background:transparent;color:var(--link);border:1.5px solid var(--link)}
 .btn:focus-visible,a:focus-visible{outline:3px solid var(--text);outline-offset:2px}
 .links{list-style:none;padding:0;margin:1rem 0 0}
 .secret{display:flex;gap:.5rem;align-items:stretch;margin-top:.25rem}
@@ -70,7 +88,13 @@ dd a{color:var(--accent)}
 .status .code{font-size:.875rem;letter-spacing:.08em;text-transform:uppercase;color:var(--muted);margin:0 0 .5rem}
 footer{font-size:.75rem;color:var(--muted);text-align:center;margin-top:1.25rem}`;
 
-const COPY_SCRIPT = `document.querySelectorAll('[data-copy]').forEach(function(b){b.hidden=false;b.addEventListener('click',function(){var t=document.getElementById(b.getAttribute('data-copy')).textContent;navigator.clipboard.writeText(t).then(function(){b.textContent='Copied';setTimeout(function(){b.textContent='Copy'},2000)})})})`;
+/**
+ * The Wi-Fi page's Copy button. The Clipboard API exists only on secure origins (https or
+ * localhost); a site's LAN box on plain http gets the fallback: the password is selected and
+ * copied with execCommand('copy'), and if even that is refused it stays selected for the
+ * visitor's own Copy.
+ */
+const COPY_SCRIPT = `document.querySelectorAll('[data-copy]').forEach(function(b){b.hidden=false;b.addEventListener('click',function(){var el=document.getElementById(b.getAttribute('data-copy'));function done(ok){b.textContent=ok?'Copied':'Selected: copy it';setTimeout(function(){b.textContent='Copy'},3000)}function select(){var r=document.createRange();r.selectNodeContents(el);var s=window.getSelection();s.removeAllRanges();s.addRange(r);var ok=false;try{ok=document.execCommand('copy')}catch(e){}done(ok)}if(navigator.clipboard&&window.isSecureContext){navigator.clipboard.writeText(el.textContent).then(function(){done(true)},select)}else{select()}})})`;
 
 export interface HtmlPage {
   status: number;
@@ -90,12 +114,13 @@ export interface Rendered {
 
 export function renderPage(page: HtmlPage): Rendered {
   const accent = page.accent && /^#[0-9A-Fa-f]{6}$/.test(page.accent) ? page.accent : null;
-  const css = accent ? `${BASE_CSS}\n:root{--accent:${accent}}` : BASE_CSS;
+  const css = accent ? `${BASE_CSS}\n${accentCss(accent)}` : BASE_CSS;
   const csp = [
     "default-src 'none'",
     `style-src ${sha256(css)}`,
     page.script ? `script-src ${sha256(COPY_SCRIPT)}` : null,
-    page.remoteImages ? 'img-src https: http: data:' : null,
+    // data: for the inlined favicon.
+    page.remoteImages ? 'img-src https: http: data:' : 'img-src data:',
     "base-uri 'none'",
     "form-action 'none'",
     "frame-ancestors 'none'",
@@ -110,6 +135,7 @@ export function renderPage(page: HtmlPage): Rendered {
 <meta name="robots" content="noindex">
 <meta name="referrer" content="no-referrer">
 <title>${escapeHtml(page.title)}</title>
+<link rel="icon" type="image/svg+xml" href="${FAVICON_DATA_URL}">
 <style>${css}</style>
 </head>
 <body>
@@ -170,7 +196,19 @@ const STATUS_PAGES: Record<StatusKind, { status: number; code: string; title: st
   },
 };
 
+/** Status pages are the same for every node: rendered once per kind (and so compressed once, encoding.ts). */
+const statusPages = new Map<StatusKind, Rendered>();
+
 export function renderStatus(kind: StatusKind): Rendered {
+  let rendered = statusPages.get(kind);
+  if (!rendered) {
+    rendered = renderStatusPage(kind);
+    statusPages.set(kind, rendered);
+  }
+  return rendered;
+}
+
+function renderStatusPage(kind: StatusKind): Rendered {
   const p = STATUS_PAGES[kind];
   const rendered = renderPage({
     status: p.status,
@@ -289,7 +327,7 @@ export interface DigitalCardData {
   links?: Array<{ label: string; url: string }>;
 }
 
-export function renderDigitalCard(p: DigitalCardData): Rendered {
+export function renderDigitalCard(p: DigitalCardData, contactHref: string): Rendered {
   const avatar = safeHttpUrl(p.avatar_url);
   const website = safeHttpUrl(p.website);
   const sub = [p.job_title, p.organization].filter(Boolean).join(' · ');
@@ -307,8 +345,17 @@ ${p.phone ? `<a class="btn" href="${escapeHtml(telHref(p.phone))}">Call ${escape
 ${p.email ? `<a class="btn alt" href="${escapeHtml(`mailto:${p.email}`)}">Email ${escapeHtml(p.email)}</a>` : ''}
 ${website ? `<a class="btn alt" href="${escapeHtml(website)}" rel="noopener noreferrer">Website</a>` : ''}
 ${linkList(p.links)}
+<a class="btn alt" href="${escapeHtml(contactHref)}" download>Save contact</a>
 </article>`,
   });
+}
+
+/** The vCard a digital card saves as (its bio as the note). */
+export function digitalCardVcard(p: DigitalCardData): VcardData {
+  const out: VcardData = { first_name: p.name };
+  for (const k of ['job_title', 'organization', 'email', 'phone', 'website'] as const) if (p[k]) out[k] = p[k];
+  if (p.bio) out.note = p.bio;
+  return out;
 }
 
 export interface ActionData {

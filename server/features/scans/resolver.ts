@@ -7,6 +7,7 @@
 import type { ScanRepo, NodeRowForScan, RuleRowForScan } from './repo.ts';
 import { compileRules, evaluateRules, type CompiledRules, type ScanContext, type ScanRule } from './rules.ts';
 import {
+  digitalCardVcard,
   renderAction,
   renderDigitalCard,
   renderMicrosite,
@@ -195,7 +196,7 @@ export function contentResponse(content: Content, contactHref: string): ScanResp
       r = { kind: 'page', rendered: renderMicrosite(p as unknown as MicrositeData) };
       break;
     case 'digital_card':
-      r = { kind: 'page', rendered: renderDigitalCard(p as unknown as DigitalCardData) };
+      r = { kind: 'page', rendered: renderDigitalCard(p as unknown as DigitalCardData, contactHref) };
       break;
     case 'action': {
       const a = renderAction(p as unknown as ActionData);
@@ -209,9 +210,12 @@ export function contentResponse(content: Content, contactHref: string): ScanResp
   return r;
 }
 
+/** The contact file of a vCard or a digital card (the pages' "Save contact"); null for other types. */
 export function vcardResponse(content: Content): Rendered | null {
-  if (content.function_type !== 'vcard') return null;
-  const p = content.payload as unknown as VcardData;
+  let p: VcardData;
+  if (content.function_type === 'vcard') p = content.payload as unknown as VcardData;
+  else if (content.function_type === 'digital_card') p = digitalCardVcard(content.payload as unknown as DigitalCardData);
+  else return null;
   const name = vcardFileName(p);
   return {
     status: 200,

@@ -10,6 +10,8 @@ export interface VcardData {
   organization?: string;
   website?: string;
   job_title?: string;
+  /** NOTE (a digital card's bio). */
+  note?: string;
 }
 
 /** TEXT value escaping (RFC 2426 §4, 5.): backslash, newline, comma, semicolon. */
@@ -57,6 +59,7 @@ export function buildVcard(p: VcardData): string {
   if (p.email) lines.push(`EMAIL;TYPE=INTERNET:${escapeVcardText(p.email)}`);
   // URL is a uri value, not TEXT: no backslash escaping (validated http/https, no line breaks).
   if (p.website) lines.push(`URL:${p.website}`);
+  if (p.note) lines.push(`NOTE:${escapeVcardText(p.note)}`);
   lines.push('END:VCARD');
   return lines.map(foldLine).join('\r\n') + '\r\n';
 }

@@ -1,3 +1,4 @@
+import { openEventStream } from '../../http/eventStream.ts';
 import { defineRoute } from '../../http/route.ts';
 import { NotFoundError } from '../../platform/errors.ts';
 import {
@@ -25,8 +26,10 @@ import type { SyncWorker } from './worker.ts';
 
 const tags = ['Sync'];
 
-export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: RemoteChanges; site: SiteSync; worker: Pick<SyncWorker, 'runNow'>; pairing: Pairing }) {
+export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: RemoteChanges; site: SiteSync; worker: Pick<SyncWorker, 'runNow'>; pairing: Pairing; statusCheckMs?: number }) {
   const { registry, remoteChanges, site, worker } = deps;
+  // How often /sync/events compares the status with what it last sent.
+  const statusCheckMs = deps.statusCheckMs ?? 2000;
   return [
     ...pairingRoutes(deps),
     defineRoute({
@@ -141,6 +144,29 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
       tags,
       responses: { 200: { description: 'Status', schema: SyncStatus } },
       handler: async ({ auth }) => ({ data: await site.status(auth.orgId) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/sync/events',
+      summary:
+        'Server-sent events for the console: `status` (as GET /sync/status) now and whenever it changes, instead of polling. The server checks every 2 s; a comment every 15 s keeps the stream open.',
+      tags,
+      responses: { 200: { description: 'An event stream of `status` events', content: { 'text/event-stream': { schema: z.string() } } } },
+      handler: ({ auth, res }) => {
+        const stream = openEventStream(res);
+        let last = '';
+        const push = async () => {
+          const status = await site.status(auth.orgId);
+          const json = JSON.stringify(status);
+          if (json === last) return;
+          last = json;
+          stream.send('status', status);
+        };
+        void push().catch(() => undefined);
+        const timer = setInterval(() => void push().catch(() => undefined), statusCheckMs);
+        stream.onClose(() => clearInterval(timer));
+        return undefined;
+      },
     }),
     defineRoute({
       method: 'post',

@@ -1,17 +1,18 @@
 /**
- * Printing calls for the single-label and calibration screens (beyond renderer/lib/api.ts):
- * printer profiles, a node's label as SVG/PDF, a layout's calibration page. PDFs are fetched
- * with the session's key into a Blob; the filename comes from Content-Disposition.
+ * Printing calls beyond renderer/lib/api.ts, shared by the batch "Print labels" screen and a
+ * node's "Print label" tab: printer profiles, a label print (node or batch) as SVG pages and PDF,
+ * a layout's calibration page. PDFs are fetched with the session's key into a Blob; the filename
+ * comes from Content-Disposition.
  */
 import { z } from 'zod';
-import { CreatePrinterBody, Printer } from '../../../server/schemas/printing.ts';
-import { ApiError, send } from '../../lib/api.ts';
+import { CreatePrinterBody, Printer } from '../../server/schemas/printing.ts';
+import { ApiError, send } from './api.ts';
 import { filenameFrom } from './filename.ts';
 
 export type PrinterT = z.infer<typeof Printer>;
 export type CreatePrinterInput = z.input<typeof CreatePrinterBody>;
 
-/** What the label options form produces (the query of label.svg / label.pdf / manifest?format=pdf). */
+/** What the print options form produces (the query of label.svg / label.pdf / preview.svg / manifest?format=pdf). */
 export interface LabelOptions {
   layout: string;
   caption: 'serial' | 'slug' | 'label' | 'none';
@@ -22,11 +23,14 @@ export interface LabelOptions {
   offset_y?: number | undefined;
 }
 
-export { filenameFrom };
-
 export interface PdfFile {
   blob: Blob;
   filename: string;
+  pages: number;
+}
+
+export interface SvgPage {
+  svg: Blob;
   pages: number;
 }
 
@@ -45,6 +49,11 @@ async function pdf(path: string, q: Record<string, string | number | boolean | u
   };
 }
 
+async function svg(path: string, q: Record<string, string | number | boolean | undefined>): Promise<SvgPage> {
+  const res = await send('GET', path, { query: q });
+  return { svg: await res.blob(), pages: Number(res.headers.get('x-page-count')) || 1 };
+}
+
 export const printingApi = {
   printers: async (): Promise<PrinterT[]> => {
     const res = await send('GET', '/printers');
@@ -61,11 +70,10 @@ export const printingApi = {
     return parsed.data;
   },
   /** One page of a node's label print as SVG and how many pages there are. */
-  nodeLabelSvg: async (slug: string, o: LabelOptions, page = 1): Promise<{ svg: Blob; pages: number }> => {
-    const res = await send('GET', `/nodes/${enc(slug)}/label.svg`, { query: { ...query(o), page } });
-    return { svg: await res.blob(), pages: Number(res.headers.get('x-page-count')) || 1 };
-  },
+  nodeLabelSvg: (slug: string, o: LabelOptions, page = 1) => svg(`/nodes/${enc(slug)}/label.svg`, { ...query(o), page }),
   nodeLabelPdf: (slug: string, o: LabelOptions) => pdf(`/nodes/${enc(slug)}/label.pdf`, query(o), `${slug}-label.pdf`),
+  /** One page of a batch's label sheets as SVG and how many pages there are. */
+  batchSvg: (batchId: string, o: LabelOptions, page = 1) => svg(`/batches/${enc(batchId)}/preview.svg`, { ...query(o), page }),
   batchPdf: (batchId: string, o: LabelOptions) => pdf(`/batches/${enc(batchId)}/manifest`, { format: 'pdf', ...query(o) }, `${batchId}-labels.pdf`),
   calibrationPdf: (layout: string, o: Pick<LabelOptions, 'printer' | 'offset_x' | 'offset_y'>) =>
     pdf(`/layouts/${enc(layout)}/calibration.pdf`, { printer: o.printer, offset_x: o.offset_x, offset_y: o.offset_y }, `${layout}-calibration.pdf`),
