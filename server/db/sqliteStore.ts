@@ -60,9 +60,12 @@ class SerializedDriver implements Driver {
   private readonly mutex = new Mutex();
   private readonly releases: Array<() => void> = [];
 
-  constructor(inner: Driver, scope: TransactionScope) {
+  private readonly inTransaction: () => boolean;
+
+  constructor(inner: Driver, scope: TransactionScope, inTransaction: () => boolean) {
     this.inner = inner;
     this.scope = scope;
+    this.inTransaction = inTransaction;
   }
 
   init(): Promise<void> {
@@ -90,6 +93,10 @@ class SerializedDriver implements Driver {
   }
 
   rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    // SQLite ends the transaction itself on some errors (SQLITE_FULL among them): a ROLLBACK then
+    // fails with "no transaction is active" and would hide the error that ended it (a full disk
+    // answered 500 instead of 507).
+    if (!this.inTransaction()) return Promise.resolve();
     return this.inner.rollbackTransaction(connection);
   }
 
@@ -117,7 +124,7 @@ export class SqliteStore implements Store {
     }
     class Dialect extends SqliteDialect {
       override createDriver(): Driver {
-        return new SerializedDriver(super.createDriver(), scope);
+        return new SerializedDriver(super.createDriver(), scope, () => connection.inTransaction);
       }
       override createAdapter(): DialectAdapter {
         return new Adapter();

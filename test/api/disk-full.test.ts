@@ -138,7 +138,7 @@ describe.skipIf(skip)('a full data volume (tmpfs, real server process)', () => {
           refusedInARow = 0;
           continue;
         }
-        expect(res.status, JSON.stringify(res.body)).toBe(507);
+        expect(res.status, `${JSON.stringify(res.body)}\n${server.log().slice(before)}`).toBe(507);
         expect(res.body).toEqual(FULL);
         refusedInARow++;
       }
