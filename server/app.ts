@@ -241,7 +241,7 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
     storage:
       store instanceof SqliteStore
         ? sqliteScanStorage({ db: store.connection, ...(scanFlush ? { flush: scanFlush } : {}), onError: onScanError })
-        : postgresScanStorage({ store: store as PostgresStore, onError: onScanError }),
+        : postgresScanStorage({ store: store as PostgresStore, subscribed: subscriptionCheck(store.dialect), onError: onScanError }),
     clock,
     config,
     onScansRecorded: () => {

@@ -3,7 +3,7 @@
  * every status, rules at scan time, what is recorded (and what is not), analytics numbers
  * against known scans, the scan list/CSV and QR codes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import { writeFileSync } from 'node:fs';
@@ -50,10 +50,16 @@ function db() {
   return server.running.db;
 }
 
-/** Records `count` human scans of the node straight through the scan writer (not folded yet). */
-function recordStraight(node: { id: string; slug: string }, count: number, at: (i: number) => number): void {
+/**
+ * Records `count` human scans of the node straight through the scan writer (not folded yet), a
+ * batch at a time with the event loop free between batches: held for seconds on a loaded
+ * machine, the loop would let the server's keep-alive timeout and the client's next request on
+ * that connection cross (ECONNRESET).
+ */
+async function recordStraight(node: { id: string; slug: string }, count: number, at: (i: number) => number): Promise<void> {
   const writer = new ScanWriter(db());
   for (let from = 0; from < count; from += 500) {
+    await new Promise((r) => setImmediate(r));
     writer.write(
       Array.from({ length: Math.min(500, count - from) }, (_, k) => ({
         node_id: node.id, org_id: server.orgId, slug: node.slug, ts: at(from + k), device_type: 'mobile', os: 'ios', browser: 'Mobile Safari',
@@ -481,7 +487,7 @@ describe('analytics', () => {
     clock.advance(3_600_000); // a fresh rate-limit window for this test's requests
     const node = await createNode('redirect', { url: 'https://example.com' });
     // pairs of scans share a time
-    recordStraight(node, 2600, (i) => Date.parse('2026-10-01T00:00:00.000Z') + Math.floor(i / 2) * 1000);
+    await recordStraight(node, 2600, (i) => Date.parse('2026-10-01T00:00:00.000Z') + Math.floor(i / 2) * 1000);
     const csv = await server.api('GET', `/nodes/${node.slug}/scans?format=csv`);
     expect(csv.status).toBe(200);
     const lines = csv.text.trim().split('\r\n');
@@ -508,7 +514,10 @@ describe('analytics', () => {
   it('a query behind a large unfolded backlog folds it in chunks: the server answers meanwhile', async () => {
     clock.advance(3_600_000);
     const node = await createNode('redirect', { url: 'https://example.com' });
-    recordStraight(node, 20_000, (i) => Date.parse('2026-10-02T00:00:00.000Z') + i * 1000);
+    // The background fold waits: the backlog must still be there when the query comes.
+    await services().analytics.stop();
+    onTestFinished(() => services().analytics.start());
+    await recordStraight(node, 20_000, (i) => Date.parse('2026-10-02T00:00:00.000Z') + i * 1000);
     const done: string[] = [];
     const watermark = db().prepare('SELECT last_event FROM scan_rollup_state WHERE id = 1').pluck();
     const before = watermark.get();

@@ -17,6 +17,7 @@ import { ScanAnalytics } from '../../server/features/scans/analytics.ts';
 import { createScanHandler } from '../../server/features/scans/handler.ts';
 import { postgresScanStorage } from '../../server/features/scans/postgresStorage.ts';
 import { systemClock } from '../../server/platform/clock.ts';
+import { subscriptionCheck } from '../../server/features/webhooks/subscriptions.ts';
 
 const [url, port] = process.argv.slice(2);
 if (!url) throw new Error('usage: postgresScanProcess.ts <database-url> [port]');
@@ -24,7 +25,7 @@ const onError = (err: unknown) => console.error('scan process:', err);
 const store = await PostgresStore.open(url, { poolSize: 4, applicationName: `waymark-scans-${process.pid}` });
 const staleMs = process.env.SCAN_STALE_MS ? Number(process.env.SCAN_STALE_MS) : undefined;
 const scans = createScanHandler({
-  storage: postgresScanStorage({ store, onError, ...(staleMs ? { staleMs } : {}) }),
+  storage: postgresScanStorage({ store, subscribed: subscriptionCheck('postgres'), onError, ...(staleMs ? { staleMs } : {}) }),
   clock: systemClock,
   config: { trustProxy: process.env.SCAN_TRUST_PROXY === '1' },
   onError,

@@ -9,6 +9,7 @@ import { SqliteStore } from '../../server/db/sqliteStore.ts';
 import { PostgresScanRepo } from '../../server/features/scans/postgresRepo.ts';
 import { PostgresScanWriter } from '../../server/features/scans/postgresWriter.ts';
 import { ScanWriter, type ScanRecord, type WriteResult } from '../../server/features/scans/writer.ts';
+import { subscriptionCheck } from '../../server/features/webhooks/subscriptions.ts';
 
 export const SEED_AT = '2026-11-21T12:00:00.000Z';
 
@@ -75,7 +76,7 @@ export function scanWriterFor(store: Store): (scans: ScanRecord[]) => Promise<Wr
     const writer = new ScanWriter(store.connection);
     return async (scans) => writer.write(scans);
   }
-  const writer = new PostgresScanWriter(store, new PostgresScanRepo());
+  const writer = new PostgresScanWriter(store, new PostgresScanRepo(), subscriptionCheck('postgres'));
   return (scans) => writer.write(scans);
 }
 

@@ -14,6 +14,7 @@ import { scanOf, scanWriterFor, seedNode, seedOrg } from '../../../test/support/
 import { ScanAnalytics } from './analytics.ts';
 import { PostgresScanRepo } from './postgresRepo.ts';
 import { PostgresScanWriter } from './postgresWriter.ts';
+import { subscriptionCheck } from '../webhooks/subscriptions.ts';
 
 const T0 = Date.parse('2026-11-21T12:00:00.000Z');
 const backends = [
@@ -137,7 +138,7 @@ describe.skipIf(postgresMissing !== null)(`scan analytics with several PostgreSQ
       return id as number;
     });
     await aInserted;
-    const [idB] = await new PostgresScanWriter(first, repo).write([scanOf(node, org)]);
+    const [idB] = await new PostgresScanWriter(first, repo, subscriptionCheck('postgres')).write([scanOf(node, org)]);
     // A fold now must not pass A by: it folds nothing at all while A is open (B is newer than A).
     await analytics.catchUp();
     expect((await analytics.listScans(node, { bots: 'include', limit: 10, offset: 0 })).total).toBe(0);
@@ -158,7 +159,7 @@ describe.skipIf(postgresMissing !== null)(`scan analytics with several PostgreSQ
     try {
       const org = await seedOrg(all[0] as Store);
       const nodes = await Promise.all(['AAAAAAAA', 'BBBBBBBB', 'CCCCCCCC'].map((slug) => seedNode(all[0] as Store, org, { slug })));
-      const writers = all.map((s) => new PostgresScanWriter(s, new PostgresScanRepo()));
+      const writers = all.map((s) => new PostgresScanWriter(s, new PostgresScanRepo(), subscriptionCheck('postgres')));
       const folders = all.map((s) => new ScanAnalytics(s, new ManualClock(T0)));
       let humans = 0;
       let bots = 0;

@@ -3,7 +3,6 @@
  * statements, repo.ts and writer.ts): resolution reads for the shared cache, the day's salt, and
  * the group commit's statements. Stateless; every method takes the executor first.
  */
-import { sql } from 'kysely';
 import type { Executor } from '../../db/store.ts';
 import type { NodeRowForScan, RuleRowForScan, ScanEventInsert } from './repo.ts';
 
@@ -81,16 +80,5 @@ export class PostgresScanRepo {
 
   async insertOutbox(tx: Executor, rows: readonly OutboxInsert[]): Promise<void> {
     if (rows.length > 0) await tx.insertInto('outbox_events').values([...rows]).execute();
-  }
-
-  /**
-   * The organizations among `orgIds` with an endpoint, active or not, subscribed to `type`
-   * (webhooks feature's rule, platform/outbox.ts subscriptionCheck; one query for the batch).
-   */
-  async subscribedOrgs(tx: Executor, orgIds: readonly string[], type: string): Promise<Set<string>> {
-    const { rows } = await sql<{ org_id: string }>`
-      SELECT DISTINCT org_id FROM webhooks
-      WHERE org_id = ANY(${[...orgIds]}::text[]) AND events_json::jsonb @> jsonb_build_array(${type}::text)`.execute(tx);
-    return new Set(rows.map((r) => r.org_id));
   }
 }

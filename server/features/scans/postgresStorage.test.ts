@@ -16,6 +16,7 @@ import { PostgresScanWriter } from './postgresWriter.ts';
 import type { NodeEntry } from './resolver.ts';
 import { SharedScanCache } from './sharedCache.ts';
 import type { ScanStorage } from './storage.ts';
+import { subscriptionCheck } from '../webhooks/subscriptions.ts';
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -32,7 +33,7 @@ async function processes(n: number): Promise<PostgresStore[]> {
 }
 
 function storageOn(store: PostgresStore, staleMs?: number): ScanStorage {
-  const storage = postgresScanStorage({ store, onError: (err) => console.error(err), ...(staleMs ? { staleMs } : {}) });
+  const storage = postgresScanStorage({ store, subscribed: subscriptionCheck('postgres'), onError: (err) => console.error(err), ...(staleMs ? { staleMs } : {}) });
   cleanup.push(() => storage.close());
   return storage;
 }
@@ -96,7 +97,7 @@ describe.skipIf(postgresMissing !== null)(`scan path on PostgreSQL${postgresMiss
     const n1 = await seedNode(store, org, { slug: 'AAAAAAAA' });
     const n2 = await seedNode(store, other, { slug: 'BBBBBBBB' });
     await subscribeToScansOn(store, org);
-    const writer = new PostgresScanWriter(store, new PostgresScanRepo());
+    const writer = new PostgresScanWriter(store, new PostgresScanRepo(), subscriptionCheck('postgres'));
     const ids = await writer.write([scanOf(n1, org, { slug: 'AAAAAAAA' }), scanOf(n2, other), scanOf(n1, org, { is_bot: 1 }), scanOf('gone', org), scanOf(n1, org, { slug: 'AAAAAAAA' })]);
     expect(ids.map((id) => id !== null)).toEqual([true, true, true, false, true]);
     expect(await scanCount(store, n1)).toBe(2);
@@ -116,7 +117,7 @@ describe.skipIf(postgresMissing !== null)(`scan path on PostgreSQL${postgresMiss
     const stores = await processes(2);
     const org = await seedOrg(stores[0] as Store);
     const nodes = await Promise.all(['AAAAAAAA', 'BBBBBBBB', 'CCCCCCCC', 'DDDDDDDD'].map((slug) => seedNode(stores[0] as Store, org, { slug })));
-    const writers = stores.map((s) => new PostgresScanWriter(s, new PostgresScanRepo()));
+    const writers = stores.map((s) => new PostgresScanWriter(s, new PostgresScanRepo(), subscriptionCheck('postgres')));
     await Promise.all(
       writers.map(async (w, p) => {
         for (let round = 0; round < 20; round++) {

@@ -8,7 +8,8 @@ import { randomBytes } from 'node:crypto';
 import { listenPostgres, type Listening } from '../../db/postgresListen.ts';
 import type { PostgresStore } from '../../db/postgresStore.ts';
 import { PostgresScanRepo } from './postgresRepo.ts';
-import { PostgresScanWriter, type SubscribedOrgs } from './postgresWriter.ts';
+import type { SubscriptionCheck } from '../../platform/outbox.ts';
+import { PostgresScanWriter } from './postgresWriter.ts';
 import { buildEntry, type CacheEntry } from './resolver.ts';
 import { SharedScanCache } from './sharedCache.ts';
 import type { ScanKey, ScanStorage, ScanView } from './storage.ts';
@@ -27,8 +28,8 @@ export interface PostgresScanStorageOptions {
   staleMs?: number;
   /** Batches between being resolved and committed, at most (default 1, as on SQLite). */
   maxInFlight?: number;
-  /** The webhooks feature's subscription check (default: the same rule, postgresRepo.ts). */
-  subscribed?: SubscribedOrgs;
+  /** Whether an organization has an endpoint subscribed to an event (webhooks/subscriptions.ts). */
+  subscribed: SubscriptionCheck;
   onError: (err: unknown) => void;
 }
 

@@ -7,26 +7,25 @@
  * answered after it is never lost.
  */
 import type { Executor, Store } from '../../db/store.ts';
+import type { SubscriptionCheck } from '../../platform/outbox.ts';
 import { addScanCounts, lockNodesForScans } from '../nodes/index.ts';
 import type { PostgresScanRepo, OutboxInsert } from './postgresRepo.ts';
 import { OutboxIds, type ScanRecord, type WriteResult } from './writer.ts';
 
-/** Which of these organizations have an endpoint subscribed to `node.scanned` (read in the batch's transaction). */
-export type SubscribedOrgs = (tx: Executor, orgIds: readonly string[]) => Promise<Set<string>>;
-
 export class PostgresScanWriter {
   private readonly store: Store;
   private readonly repo: PostgresScanRepo;
-  private readonly subscribed: SubscribedOrgs;
+  /** The webhooks feature's question (webhooks/subscriptions.ts), asked in the batch's transaction. */
+  private readonly subscribed: SubscriptionCheck;
   /** Per organization: does an endpoint subscribe to node.scanned? Valid while the epoch holds. */
   private readonly emits = new Map<string, boolean>();
   private epoch = -1;
   private readonly ids = new OutboxIds();
 
-  constructor(store: Store, repo: PostgresScanRepo, subscribed?: SubscribedOrgs) {
+  constructor(store: Store, repo: PostgresScanRepo, subscribed: SubscriptionCheck) {
     this.store = store;
     this.repo = repo;
-    this.subscribed = subscribed ?? ((tx, orgIds) => repo.subscribedOrgs(tx, orgIds, 'node.scanned'));
+    this.subscribed = subscribed;
   }
 
   write(scans: readonly ScanRecord[]): Promise<WriteResult> {
@@ -71,10 +70,8 @@ export class PostgresScanWriter {
       this.emits.clear();
       this.epoch = epoch;
     }
-    const unknown = [...new Set(humans.map((h) => h.scan.org_id))].filter((org) => !this.emits.has(org));
-    if (unknown.length > 0) {
-      const yes = await this.subscribed(tx, unknown);
-      for (const org of unknown) this.emits.set(org, yes.has(org));
+    for (const org of new Set(humans.map((h) => h.scan.org_id))) {
+      if (!this.emits.has(org)) this.emits.set(org, await this.subscribed(tx, org, 'node.scanned'));
     }
     const now = Date.now();
     const events: OutboxInsert[] = [];

@@ -7,6 +7,7 @@ import { openDatabase } from '../../db/database.ts';
 import { defaultMigrationsDir } from '../../db/migrate.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { SqliteStore } from '../../db/sqliteStore.ts';
+import type { Executor } from '../../db/store.ts';
 import { ScanAnalytics } from './analytics.ts';
 import { ScanWriter, type ScanRecord } from './writer.ts';
 import { subscribeToScans } from '../../../test/support/scanSubscriber.ts';
@@ -205,10 +206,10 @@ describe('scan recording (migration 060 layout)', () => {
     writer.write(Array.from({ length: 5 }, () => scan('n1')));
     // Counts the background steps' looks at the backlog, so that "below the limit nothing is
     // folded" is checked after steps that ran, not after a sleep.
-    const repo = (busy as unknown as { repo: { backlog(): number } }).repo;
+    const repo = (busy as unknown as { repo: { backlog(db: Executor): Promise<number> } }).repo;
     const backlog = repo.backlog.bind(repo);
     let looks = 0;
-    repo.backlog = () => (looks++, backlog());
+    repo.backlog = (on) => (looks++, backlog(on));
     busy.start(() => clock.now(), { backlogLimit: 10, stepMs: 10 }); // a scan "just now", always
     try {
       await vi.waitFor(() => expect(looks).toBeGreaterThanOrEqual(3), { timeout: 5000, interval: 5 });
