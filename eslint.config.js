@@ -39,6 +39,23 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': 'off' },
   },
   {
+    // Server features are independent (docs/architecture.md): one imports another only through
+    // that feature's public face, its index.ts.
+    files: ['server/features/**'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: electronBan.paths,
+        patterns: [
+          ...electronBan.patterns,
+          {
+            regex: '^\\.\\./(?!\\.\\.)[^/]+/(?!index\\.ts$)',
+            message: 'Import another server feature through its index.ts (its public face).',
+          },
+        ],
+      }],
+    },
+  },
+  {
     // The storage seam made repositories and services async (docs/architecture.md): a promise
     // nobody awaits is a write that may land after its transaction, or an error nobody sees.
     files: ['server/**/*.ts', 'main/**/*.ts', 'test/**/*.ts'],

@@ -8,14 +8,15 @@ import { subscriptionCheck } from '../../server/features/webhooks/subscriptions.
 import { createNodeServices, type NodeServicesDeps } from '../../server/nodeServices.ts';
 import type { Clock } from '../../server/platform/clock.ts';
 import { Outbox } from '../../server/platform/outbox.ts';
-import { openTestStore, postgresMissing, type TestStore } from './stores.ts';
+import { openTestStore, type TestStore } from './stores.ts';
+import { needs } from './system.ts';
 
 export const SCAN_BASE = 'https://wm.example';
 
 /** Both backends; PostgreSQL skips with the reason when no server is configured. */
 export const backends = [
   { dialect: 'sqlite' as const, skip: null },
-  { dialect: 'postgres' as const, skip: postgresMissing },
+  { dialect: 'postgres' as const, skip: needs.postgres() },
 ];
 
 export function nodeServices(store: Store, clock: Clock, extra: Partial<NodeServicesDeps> = {}) {

@@ -3,7 +3,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { backends, insertOrg, nodeServices, openTestStore, type TestStore } from '../../../test/support/nodeStores.ts';
 import { ManualClock } from '../../platform/clock.ts';
-import { NfcRepo } from '../nfc/repo.ts';
+import { NfcRepo } from '../nfc/index.ts';
 
 for (const { dialect, skip } of backends) {
   describe.skipIf(skip !== null)(`batches, printers and NFC sessions on ${dialect}${skip ? ` (skipped: ${skip})` : ''}`, () => {

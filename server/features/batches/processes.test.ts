@@ -9,7 +9,8 @@ import { PostgresStore } from '../../db/postgresStore.ts';
 import type { Store } from '../../db/store.ts';
 import { insertOrg, nodeServices } from '../../../test/support/nodeStores.ts';
 import { repoRoot } from '../../../test/support/server.ts';
-import { freshPostgresDatabase, postgresMissing } from '../../../test/support/stores.ts';
+import { freshPostgresDatabase } from '../../../test/support/stores.ts';
+import { needs } from '../../../test/support/system.ts';
 import { systemClock } from '../../platform/clock.ts';
 import { BLOCK_SIZE, decode40, unpermute } from '../slugs/index.ts';
 
@@ -22,7 +23,9 @@ async function until(what: string, check: () => Promise<boolean>, ms = 60_000): 
   }
 }
 
-describe.skipIf(postgresMissing !== null)(`processes sharing a PostgreSQL database${postgresMissing ? ` (skipped: ${postgresMissing})` : ''}`, () => {
+const skip = needs.postgres();
+
+describe.skipIf(skip !== null)(`processes sharing a PostgreSQL database${skip ? ` (skipped: ${skip})` : ''}`, () => {
   const cleanup: Array<() => Promise<void>> = [];
   afterEach(async () => {
     for (const c of cleanup.splice(0).reverse()) await c();

@@ -2,7 +2,7 @@ import { resolve } from 'node:path';
 import type { AppConfig } from '../../config.ts';
 import { defineRoute } from '../../http/route.ts';
 import { Instance, type InstanceT } from '../../schemas/instance.ts';
-import type { KeyService } from '../keys/service.ts';
+import type { KeyService } from '../keys/index.ts';
 
 /** GET /v1/instance: version, addresses and data directory for the console's About screen. */
 export function instanceRoutes(config: AppConfig, keys: KeyService) {

@@ -5,9 +5,7 @@ import { ManualClock } from '../../platform/clock.ts';
 import { AppError } from '../../platform/errors.ts';
 import { FORKED_ERROR, UNKNOWN_INCARNATION_ERROR } from '../../schemas/sync.ts';
 import { insertOrg } from '../../../test/support/sqliteOrg.ts';
-import { BLOCK_SIZE, SlugAllocator, SlugsRepo } from '../slugs/index.ts';
-import { encode40 } from '../slugs/crockford.ts';
-import { permute } from '../slugs/permutation.ts';
+import { BLOCK_SIZE, encode40, permute, SlugAllocator, SlugsRepo } from '../slugs/index.ts';
 import { blockOfSlug, LeaseRegistry } from './registry.ts';
 import { SyncRepo } from './repo.ts';
 

@@ -1,9 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Clock } from '../../platform/clock.ts';
 import { ConflictError } from '../../platform/errors.ts';
-import { BLOCK_COUNT, BLOCK_SIZE } from '../slugs/allocator.ts';
-import { decode40, normalizeSlug } from '../slugs/crockford.ts';
-import { unpermute } from '../slugs/permutation.ts';
+import { BLOCK_COUNT, BLOCK_SIZE, decode40, normalizeSlug, unpermute } from '../slugs/index.ts';
 import {
   FORKED_ERROR,
   UNKNOWN_INCARNATION_ERROR,

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Dialect, Executor } from '../../db/store.ts';
-import { BLOCK_SIZE } from '../slugs/allocator.ts';
+import { BLOCK_SIZE } from '../slugs/index.ts';
 
 export interface SiteRow {
   site_id: string;
