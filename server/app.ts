@@ -133,7 +133,7 @@ async function createServices(
     nfcDevice,
     slugSource: sync.slugSource,
     blockTaken: sync.blockTaken,
-    assertCanMint: (count, db) => sync.assertCanMint(count, db),
+    assertCanMint: (count, db) => sync.assertCanMint(db, count),
   });
   const privateList = createPrivateAddressList();
   // BRIDGE until webhooks is on the store: its synchronous transactions record events through this.

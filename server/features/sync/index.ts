@@ -102,7 +102,7 @@ export async function createSync({ store, clock, outbox, logger, dataDir, databa
     slugSource: site.slugSource,
     /** For SlugAllocator: the remote's own blocks never collide with blocks leased to sites. */
     blockTaken: (db: Executor, block: number) => registry.isTaken(db, block),
-    /** For batch creation: 409 when the reserve cannot cover the batch. */
+    /** For batch creation, in its transaction: 409 when the reserve cannot cover the batch. */
     assertCanMint: site.assertCanMint,
   };
 }

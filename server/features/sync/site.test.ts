@@ -41,8 +41,9 @@ async function memorySite(client: RemoteApi) {
   const db = openDatabase(':memory:');
   const clock = new ManualClock();
   const repo = new SyncRepo('sqlite');
-  const site = await SiteSync.open({ store: new SqliteStore(db), repo, clock, logger: quiet, remoteUrl: 'http://remote.test', client, reserveBlocks: 2, siteName: 'test' });
-  return { db, clock, repo, site };
+  const store = new SqliteStore(db);
+  const site = await SiteSync.open({ store, repo, clock, logger: quiet, remoteUrl: 'http://remote.test', client, reserveBlocks: 2, siteName: 'test' });
+  return { db, store, clock, repo, site };
 }
 
 describe('SiteSync', () => {
@@ -87,10 +88,10 @@ describe('SiteSync', () => {
   });
 
   it('refuses a batch the reserve cannot cover, counting batches still generating', async () => {
-    const { site, db } = await memorySite(memoryRemote().client);
-    await expect(site.assertCanMint(1)).rejects.toThrow(/^No slugs left in this site's reserve: this site is not paired with http:\/\/remote.test yet/);
+    const { site, db, store } = await memorySite(memoryRemote().client);
+    await expect(site.assertCanMint(store.db, 1)).rejects.toThrow(/^No slugs left in this site's reserve: this site is not paired with http:\/\/remote.test yet/);
     db.prepare("INSERT INTO slug_blocks (block, next_offset, source, acquired_at) VALUES (1, 65526, 'lease', 'x')").run();
-    await expect(site.assertCanMint(10)).resolves.toBeUndefined();
-    await expect(site.assertCanMint(11)).rejects.toThrow(/has 10 slugs left, not enough for 11/);
+    await expect(site.assertCanMint(store.db, 10)).resolves.toBeUndefined();
+    await expect(site.assertCanMint(store.db, 11)).rejects.toThrow(/has 10 slugs left, not enough for 11/);
   });
 });

@@ -169,7 +169,7 @@ export class SiteSync {
    * Refuses (409) work that needs `count` new slugs when the reserve cannot cover it, counting
    * slugs already promised to batches still generating. Standalone instances never refuse.
    */
-  assertCanMint = async (count: number, db: Executor = this.store.db): Promise<void> => {
+  assertCanMint = async (db: Executor, count: number): Promise<void> => {
     if (this.slugSource() === 'standalone') return;
     this.assertReserveCovers((await this.repo.activeLeased(db)).slugs - (await this.repo.pendingBatchDemand(db)), count);
   };
