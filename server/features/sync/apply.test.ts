@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openTestStore, postgresMissing, type TestStore } from '../../../test/support/stores.ts';
+import { openTestStore, type TestStore } from '../../../test/support/stores.ts';
+import { needs } from '../../../test/support/system.ts';
 import { changeCapture } from '../../db/changeCapture.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { formatHlc } from '../../platform/hlc.ts';
@@ -84,7 +85,7 @@ const del = (id: string, slug: string, ms: number, writer: string): SyncChangeT 
 
 const backends = [
   { dialect: 'sqlite' as const, skip: false },
-  { dialect: 'postgres' as const, skip: postgresMissing !== null },
+  { dialect: 'postgres' as const, skip: needs.postgres() !== null },
 ];
 
 describe.each(backends)('ChangeApplier on $dialect', ({ dialect, skip }) => {

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { openTestStore, postgresMissing, type TestStore } from '../../../test/support/stores.ts';
+import { openTestStore, type TestStore } from '../../../test/support/stores.ts';
+import { needs } from '../../../test/support/system.ts';
 import { changeCapture } from '../../db/changeCapture.ts';
 import type { Executor, Store } from '../../db/store.ts';
 import { ManualClock } from '../../platform/clock.ts';
@@ -42,7 +43,7 @@ const outbox = (store: Store) =>
 
 const backends = [
   { dialect: 'sqlite' as const, skip: false },
-  { dialect: 'postgres' as const, skip: postgresMissing !== null },
+  { dialect: 'postgres' as const, skip: needs.postgres() !== null },
 ];
 
 describe.each(backends)('change capture on $dialect (one model for both backends)', ({ dialect, skip }) => {

@@ -4,7 +4,8 @@
  */
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freshPostgresDatabase, postgresMissing } from '../../../test/support/stores.ts';
+import { freshPostgresDatabase } from '../../../test/support/stores.ts';
+import { needs } from '../../../test/support/system.ts';
 import { changeCapture } from '../../db/changeCapture.ts';
 import { PostgresStore } from '../../db/postgresStore.ts';
 import type { Executor } from '../../db/store.ts';
@@ -77,7 +78,7 @@ function heldOpen(store: PostgresStore, work: (tx: Executor) => Promise<void>) {
   return { started, release, done };
 }
 
-describe.skipIf(postgresMissing !== null)('sync on PostgreSQL, several processes on one database', () => {
+describe.skipIf(needs.postgres() !== null)('sync on PostgreSQL, several processes on one database', () => {
   it('hands out unique HLCs that keep increasing across processes, whatever their clocks', async () => {
     // Process 1's clock is 10 s ahead of process 0's.
     const [a, b] = await processes(2, [0, 10_000]);
