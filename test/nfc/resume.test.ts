@@ -143,7 +143,7 @@ describe.skipIf(skip !== null)('NFC session after a crash', () => {
     // Tag 4 was written once, before the crash: as many page writes as any other tag (same URL length).
     expect(tags[3]!.stats.writes).toBe(tags[0]!.stats.writes);
     expect(tags[4]!.stats.presentations).toBe(1); // the same presentation, written after the restart
-  });
+  }, 120_000); // three server processes started on a shared, loaded machine
 
   it('a tag lifted during the verify read before a crash is recognised and bound after a verify; a second tag with its URL is refused as such', async () => {
     const dir = tempDataDir('waymark-nfc-lift-');
@@ -225,5 +225,5 @@ describe.skipIf(skip !== null)('NFC session after a crash', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
-  });
+  }, 120_000);
 });
