@@ -70,7 +70,7 @@ function ReaderCard({ reader }: { reader: Status['reader'] }) {
     <Card title="Reader">
       <Notice kind={t.tone}>
         <strong>{t.title}</strong>
-        {reader.message ? ` — ${reader.message}` : ''}
+        {reader.message && reader.message.replace(/\.$/, '').toLowerCase() !== t.title.toLowerCase() ? ` — ${reader.message}` : ''}
         {reader.fix ? <span className="nfc-fix"> {reader.fix}</span> : null}
       </Notice>
       {reader.readers.length > 0 ? <p className="muted">Readers: {reader.readers.join(', ')}</p> : null}

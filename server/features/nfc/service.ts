@@ -542,7 +542,7 @@ export class NfcService {
         reading.message = `Blank ${info.type ?? 'tag'}${readOnly}: nothing written on it yet.`;
         break;
       case 'node':
-        reading.message = `${nameOf(heldRow!)} “${heldRow!.label}” (${heldRow!.status})${readOnly}.`;
+        reading.message = `${heldRow!.serial ? `${heldRow!.serial} “${heldRow!.label}”` : heldRow!.label} (${heldRow!.status})${readOnly}.`;
         break;
       case 'other_url':
         reading.message = `Another URL${readOnly}: ${url} (not a node of this organization).`;
