@@ -90,6 +90,12 @@ test('Program tags: a presented tag is written with a success banner; an unsuppo
   await expect(page.getByText(`${prefix}-002`, { exact: true })).toBeVisible();
   await screenshot(page, 'program-tags-written');
   await tag.remove();
+  // The finished tag placed again (as after a restart with it still on the reader): lift it, no Reassign offered.
+  await tag.insert(sandbox!.endpoint(0));
+  const again = page.locator('[data-outcome="failure"]');
+  await expect(again).toContainText(`Already written as ${prefix}-001 — lift it and place the tag for ${prefix}-002.`, { timeout: 30_000 });
+  await expect(page.getByRole('button', { name: 'Take this tag over' })).toHaveCount(0);
+  await tag.remove();
 
   const classic = new VirtualTag({ atr: ATR_MIFARE_CLASSIC_1K });
   await classic.insert(sandbox!.endpoint(0));
