@@ -145,6 +145,13 @@ describe('NFC sessions (domain)', () => {
     expect(e).toMatchObject({ type: 'tag.written', data: { serial: 'REC-002', recognised: true } });
     expect(tag.stats.writes).toBe(0);
     expect((await app.services.nfc.session(orgId))?.next?.serial).toBe('REC-001');
+    // Only what Waymark writes (with ?nfc) is recognised: a tag with REC-001's bare scan URL is written, not just verified.
+    reader.remove();
+    const bare = new VirtualTag();
+    bare.holdNdef(encodeUriMessage(nodes[0]!.url));
+    const written = await present(bare);
+    expect(written).toMatchObject({ type: 'tag.written', data: { serial: 'REC-001', recognised: false } });
+    expect(decodeUriMessage(bare.ndefMessage()!)).toBe(`${nodes[0]!.url}?nfc`);
   });
 
   it('refuses unsupported cards and records the attempt; refuses a non-ready batch', async () => {

@@ -430,7 +430,10 @@ export class NfcService {
         throw new NfcRefusal({ ...base, code: r.code, message: r.message });
       }
       const bound = await this.deps.nodeService.byHardwareId(this.db, orgId, info.uid);
-      const held = info.content?.kind === 'uri' ? await this.nodeForUrl(this.db, orgId, info.content.url) : undefined;
+      const heldUrl = info.content?.kind === 'uri' ? info.content.url : null;
+      const held = heldUrl ? await this.nodeForUrl(this.db, orgId, heldUrl) : undefined;
+      // Only a tag holding exactly what Waymark writes (with ?nfc) can be verified instead of written.
+      const recognisable = held !== undefined && heldUrl === nfcTagUrl(this.deps.scanUrl(held.slug)) && !opts.lock;
       let target = node;
       let verifyOnly = false;
       if (bound && bound.id !== node.id) {
@@ -452,11 +455,13 @@ export class NfcService {
           });
         }
       } else if (!bound && held) {
-        if (held.id === node.id) verifyOnly = !opts.lock;
+        if (held.id === node.id) verifyOnly = recognisable;
         else if (opts.automatic && held.hardware_id === null) {
           // Written for `held` but never bound (lifted during the verify read, then a crash): it is that node's tag.
-          target = held;
-          verifyOnly = !opts.lock;
+          if (recognisable) {
+            target = held;
+            verifyOnly = true;
+          }
         } else if (opts.automatic) {
           throw new NfcRefusal({
             ...base,
