@@ -146,6 +146,7 @@ test('NFC unavailable: Start writing and Write are disabled, with the reason and
     host: '127.0.0.1',
     port: 0,
     dataDir: dir,
+    scanBase: 'https://wm.example', // a permanent scan base: only NFC stands in the way
     logger: { info: (m) => log.push(m), error: (m) => log.push(m) },
     nfc: { env: { ...process.env, WAYMARK_NFC_PCSC_MODULE: join(import.meta.dirname, '..', 'nfc', 'broken-nfc-pcsc.ts') } },
   });

@@ -433,7 +433,7 @@ export class NfcService {
       const heldUrl = info.content?.kind === 'uri' ? info.content.url : null;
       const held = heldUrl ? await this.nodeForUrl(this.db, orgId, heldUrl) : undefined;
       // Only a tag holding exactly what Waymark writes (with ?nfc) can be verified instead of written.
-      const recognisable = held !== undefined && heldUrl === nfcTagUrl(this.deps.scanUrl(held.slug)) && !opts.lock;
+      const recognisable = held !== undefined && heldUrl === nfcTagUrl(await this.scanUrlOf(orgId, held.slug)) && !opts.lock;
       let target = node;
       let verifyOnly = false;
       if (bound && bound.id !== node.id) {
@@ -471,7 +471,7 @@ export class NfcService {
           });
         }
       }
-      const url = nfcTagUrl(this.deps.scanUrl(target.slug));
+      const url = nfcTagUrl(await this.scanUrlOf(orgId, target.slug));
       const t0 = performance.now();
       const outcome = await device.write({ url, lock: opts.lock, verifyOnly, reader: card.reader, expectUid: info.uid });
       const ms = performance.now() - t0;
@@ -509,8 +509,13 @@ export class NfcService {
     if (!slug) return undefined;
     const node = await this.deps.nodeService.get(orgId, slug, db).catch(() => undefined);
     if (!node) return undefined;
-    const scan = this.deps.scanUrl(node.slug);
+    const scan = await this.scanUrlOf(orgId, node.slug, db);
     return url === scan || url === nfcTagUrl(scan) ? node : undefined;
+  }
+
+  /** A node's scan URL (async and per organization: the scan base is becoming an organization's). */
+  private async scanUrlOf(_orgId: string, slug: string, _db: Executor = this.db): Promise<string> {
+    return this.deps.scanUrl(slug);
   }
 
   /** What the tag on the reader holds, for this organization (GET /nfc/tag, `tag.read` events). */
