@@ -1,69 +1,30 @@
 import { z } from 'zod';
 import { functionType, oneOf, pagination, timestamp } from './common.ts';
 import { payloadObject } from './payloads.ts';
+import { DeviceConditions } from '../ruleTypes/device_based/schema.ts';
+import { GeoConditions } from '../ruleTypes/geo_based/schema.ts';
+import { TimeConditions } from '../ruleTypes/time_based/schema.ts';
+import { SplitConditions } from '../ruleTypes/traffic_split/schema.ts';
 
 export const RULE_TYPES = ['time_based', 'geo_based', 'device_based', 'traffic_split'] as const;
 export type RuleType = (typeof RULE_TYPES)[number];
-export const DEVICES = ['mobile', 'tablet', 'desktop'] as const;
-export const OPERATING_SYSTEMS = ['ios', 'android', 'windows', 'macos', 'linux'] as const;
 
-function isTimeZone(name: string): boolean {
-  // Intl also takes UTC offsets ("+05:00") as time zones; they are not IANA names and ignore DST.
-  if (/^[+-]/.test(name)) return false;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: name });
-    return true;
-  } catch {
-    return false;
-  }
-}
+// Conditions per rule type (DESIGN §3 "Routing rules"). Each type's schema lives in its folder
+// under server/ruleTypes/ (zod only, so the console can import it from here);
+// server/ruleTypes/registry.ts adds how a scan is matched.
 
-const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time HH:MM (00:00 to 23:59)');
+export { DEVICES, OPERATING_SYSTEMS, DeviceConditions, type DeviceConditionsT } from '../ruleTypes/device_based/schema.ts';
+export { GeoConditions, type GeoConditionsT } from '../ruleTypes/geo_based/schema.ts';
+export { TimeConditions, TimeWindow, type TimeConditionsT } from '../ruleTypes/time_based/schema.ts';
+export { SplitConditions, type SplitConditionsT } from '../ruleTypes/traffic_split/schema.ts';
 
-export const TimeWindow = z.strictObject({
-  days: z
-    .array(z.number().int().min(1, 'must be 1 (Monday) to 7 (Sunday)').max(7, 'must be 1 (Monday) to 7 (Sunday)'))
-    .min(1, 'must list at least one day'),
-  start_time: hhmm,
-  end_time: hhmm,
-});
-
-export const TimeConditions = z
-  .strictObject({
-    timezone: z.string().refine(isTimeZone, 'must be an IANA time zone name such as Europe/Paris'),
-    windows: z.array(TimeWindow).min(1, 'must have at least one window').max(50),
-  })
-  .meta({ id: 'TimeConditions' });
-
-export const GeoConditions = z
-  .strictObject({
-    countries: z
-      .array(z.string().regex(/^[A-Z]{2}$/, 'must be an ISO 3166-1 alpha-2 code such as FR'))
-      .min(1, 'must list at least one country')
-      .max(250),
-  })
-  .meta({ id: 'GeoConditions' });
-
-export const DeviceConditions = z
-  .strictObject({
-    devices: z.array(oneOf(DEVICES)).min(1).optional(),
-    os: z.array(oneOf(OPERATING_SYSTEMS)).min(1).optional(),
-  })
-  .refine((c) => c.devices !== undefined || c.os !== undefined, 'must set devices or os')
-  .meta({ id: 'DeviceConditions' });
-
-export const SplitConditions = z
-  .strictObject({
-    weight: z.number().int('must be a whole number').min(1, 'must be 1 to 100').max(100, 'must be 1 to 100'),
-  })
-  .meta({ id: 'SplitConditions' });
-
+/** One entry per rule type: a type missing here (or unknown to RULE_TYPES) does not compile. */
 export const conditionSchemas = {
   time_based: TimeConditions,
   geo_based: GeoConditions,
   device_based: DeviceConditions,
   traffic_split: SplitConditions,
-} as const;
+} as const satisfies Record<RuleType, z.ZodType>;
 
 export const CreateRuleBody = z
   .strictObject({

@@ -1,18 +1,18 @@
 import type { FunctionType } from '../../schemas/common.ts';
-import { payloadSchemas } from '../../schemas/payloads.ts';
+import { functionTypes } from '../../functionTypes/registry.ts';
 import { ValidationError } from '../../platform/errors.ts';
 import { parseOrThrow } from '../../platform/validation.ts';
 import type { TemplateRow } from '../templates/index.ts';
 
 /** Validates a complete payload for its type; returns it exactly as sent. */
 export function validatePayload(type: FunctionType, payload: unknown, prefix = 'payload'): Record<string, unknown> {
-  parseOrThrow(payloadSchemas[type], payload, prefix);
+  parseOrThrow(functionTypes[type].schema, payload, prefix);
   return payload as Record<string, unknown>;
 }
 
 /** Whether a stored payload is complete for its type (batch nodes may start unconfigured). */
 export function isConfigured(type: FunctionType, payload: unknown): boolean {
-  return payloadSchemas[type].safeParse(payload).success;
+  return functionTypes[type].isComplete(payload);
 }
 
 /**

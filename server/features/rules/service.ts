@@ -4,7 +4,9 @@ import { ValidationError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { parseOrThrow } from '../../platform/validation.ts';
 import type { FunctionType } from '../../schemas/common.ts';
-import { conditionSchemas, type RuleT, type RuleType } from '../../schemas/rules.ts';
+import type { RuleT, RuleType } from '../../schemas/rules.ts';
+import { ruleTypes } from '../../ruleTypes/registry.ts';
+import type { RuleTypeDef } from '../../ruleTypes/define.ts';
 import { type NodeService, validatePayload } from '../nodes/index.ts';
 import type { RuleRow, RulesRepo } from './repo.ts';
 
@@ -102,18 +104,16 @@ export class RuleService {
   }
 
   private async validate(tx: Executor, rule: RuleRow): Promise<void> {
-    parseOrThrow(conditionSchemas[rule.rule_type], rule.conditions, 'conditions');
+    const type: RuleTypeDef = ruleTypes[rule.rule_type];
+    const conditions = parseOrThrow(type.conditions, rule.conditions, 'conditions');
     validatePayload(rule.function_type, rule.payload);
-    if (rule.rule_type === 'traffic_split') {
-      const others = (await this.deps.rules.listForNode(tx, rule.node_id))
-        .filter((r) => r.rule_type === 'traffic_split' && r.id !== rule.id)
-        .reduce((sum, r) => sum + Number((r.conditions as { weight: number }).weight), 0);
-      const weight = (rule.conditions as { weight: number }).weight;
-      if (others + weight > 100) {
-        throw new ValidationError({
-          'conditions.weight': `split weights of a node must sum to at most 100 (${100 - others} left)`,
-        });
-      }
+    if (type.checkSiblings) {
+      const siblings = (await this.deps.rules.listForNode(tx, rule.node_id))
+        .filter((r) => r.rule_type === rule.rule_type && r.id !== rule.id)
+        .map((r) => type.parse(r.conditions))
+        .filter((c) => c !== undefined);
+      const details = type.checkSiblings(conditions, siblings);
+      if (details) throw new ValidationError(details);
     }
   }
 }

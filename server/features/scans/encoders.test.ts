@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { buildVcard, buildWifiString, escapeWifi, foldLine } from './vcard.ts';
-import { escapeHtml, renderAction, renderMicrosite } from './pages.ts';
+import { buildVcard, foldLine } from '../../functionTypes/vcard/encode.ts';
+import { buildWifiString, escapeWifi } from '../../functionTypes/wifi/encode.ts';
+import { escapeHtml } from './pages.ts';
+import { renderAction } from '../../functionTypes/action/index.ts';
+import { renderMicrosite } from '../../functionTypes/microsite/index.ts';
 import { classifyUserAgent, clientIp, headerCountry, visitorHash } from './visitor.ts';
 import { canonicalSlug, parseScanPath } from './handler.ts';
 import { parseVcard } from '../../../test/scans/vcard-reader.ts';

@@ -11,7 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import type { ScanRecord } from './writer.ts';
-import { contentResponse, resolve, vcardResponse, type Resolution } from './resolver.ts';
+import { contactFileResponse, contentResponse, resolve, type Resolution } from './resolver.ts';
 import { encodedBody } from './encoding.ts';
 import { renderPage, renderStatus, type Rendered } from './pages.ts';
 import type { ScanContext } from './rules.ts';
@@ -295,7 +295,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       } else if (r.kind === 'status') {
         send(res, method, renderStatus(r.status), requestId);
       } else {
-        send(res, method, vcardResponse(r.content) ?? renderStatus('unknown'), requestId);
+        send(res, method, contactFileResponse(r.content) ?? renderStatus('unknown'), requestId);
       }
     };
     const view = storage.view([{ slug, at }]);

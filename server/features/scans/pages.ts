@@ -1,13 +1,13 @@
 /**
- * Server-rendered scan pages: small, mobile-first, accessible HTML with every user-supplied
- * string escaped and a strict Content-Security-Policy (styles and the one tiny script are
- * allowed by hash only; nothing else may load except images of microsites and cards).
+ * Server-rendered scan pages: the frame every page shares and the status pages (each function
+ * type's own page is in its folder under server/functionTypes/). Small, mobile-first,
+ * accessible HTML with every user-supplied string escaped and a strict Content-Security-Policy
+ * (styles and the one tiny script are allowed by hash only; nothing else may load except images
+ * of microsites and cards).
  */
 import { createHash } from 'node:crypto';
 import { FAVICON_DATA_URL } from '../../platform/favicon.ts';
 import { readableOn, textOn } from './contrast.ts';
-import { qrSvgSync } from './qr.ts';
-import { buildWifiString, type VcardData, type WifiData } from './vcard.ts';
 
 export function escapeHtml(value: unknown): string {
   return String(value ?? '')
@@ -19,7 +19,7 @@ export function escapeHtml(value: unknown): string {
 }
 
 /** Only http(s) URLs become links or images; anything else is dropped. */
-function safeHttpUrl(value: unknown): string | null {
+export function safeHttpUrl(value: unknown): string | null {
   if (typeof value !== 'string') return null;
   try {
     const u = new URL(value);
@@ -223,19 +223,19 @@ function renderStatusPage(kind: StatusKind): Rendered {
   return rendered;
 }
 
-// ---- content pages ---------------------------------------------------------------------------
+// ---- pieces the content pages share (server/functionTypes/*/page.ts) ----------------------
 
-function row(label: string, value: string | undefined, href?: string | null): string {
+export function row(label: string, value: string | undefined, href?: string | null): string {
   if (!value) return '';
   const v = href ? `<a href="${escapeHtml(href)}">${escapeHtml(value)}</a>` : escapeHtml(value);
   return `<dt>${escapeHtml(label)}</dt><dd>${v}</dd>`;
 }
 
-function telHref(phone: string): string {
+export function telHref(phone: string): string {
   return `tel:${phone.replace(/[^0-9+]/g, '')}`;
 }
 
-function linkList(links: unknown): string {
+export function linkList(links: unknown): string {
   if (!Array.isArray(links) || links.length === 0) return '';
   const items = links
     .map((l: { label?: unknown; url?: unknown }) => {
@@ -245,169 +245,4 @@ function linkList(links: unknown): string {
     })
     .join('');
   return items ? `<ul class="links">${items}</ul>` : '';
-}
-
-export function renderVcardPage(p: VcardData, contactHref: string): Rendered {
-  const name = [p.first_name, p.last_name].filter(Boolean).join(' ');
-  const sub = [p.job_title, p.organization].filter(Boolean).join(' · ');
-  const website = safeHttpUrl(p.website);
-  return renderPage({
-    status: 200,
-    title: name,
-    body: `<article class="card">
-<div class="band"></div>
-<h1>${escapeHtml(name)}</h1>
-${sub ? `<p class="sub">${escapeHtml(sub)}</p>` : ''}
-<dl>${row('Phone', p.phone, p.phone ? telHref(p.phone) : null)}${row('Email', p.email, p.email ? `mailto:${p.email}` : null)}${row('Website', p.website, website)}</dl>
-<a class="btn" href="${escapeHtml(contactHref)}" download>Save contact</a>
-</article>`,
-  });
-}
-
-export function renderWifiPage(p: WifiData): Rendered {
-  const security = p.security ?? 'WPA2';
-  const hasPassword = security !== 'nopass' && !!p.password;
-  const qr = qrSvgSync(buildWifiString(p), { ecc: 'M', margin: 2, title: `QR code to join ${p.ssid}` });
-  return renderPage({
-    status: 200,
-    title: `Wi-Fi: ${p.ssid}`,
-    script: hasPassword,
-    body: `<article class="card">
-<div class="band"></div>
-<h1>Join the Wi-Fi</h1>
-<dl>
-<dt>Network name</dt><dd>${escapeHtml(p.ssid)}</dd>
-${
-  hasPassword
-    ? `<dt id="pw-label">Password</dt><dd><div class="secret"><code id="pw" aria-labelledby="pw-label">${escapeHtml(p.password)}</code><button type="button" class="btn" data-copy="pw" hidden>Copy</button></div></dd>`
-    : '<dt>Password</dt><dd>None (open network)</dd>'
-}
-<dt>Security</dt><dd>${escapeHtml(security === 'nopass' ? 'Open' : security)}</dd>
-</dl>
-<div class="qr">${qr}</div>
-<p class="hint">On another phone, scan this code with the camera to join.</p>
-</article>`,
-  });
-}
-
-export interface MicrositeData {
-  title: string;
-  body?: string;
-  image_url?: string;
-  theme_color?: string;
-  links?: Array<{ label: string; url: string }>;
-}
-
-export function renderMicrosite(p: MicrositeData): Rendered {
-  const image = safeHttpUrl(p.image_url);
-  return renderPage({
-    status: 200,
-    title: p.title,
-    accent: p.theme_color,
-    remoteImages: true,
-    body: `<article class="card">
-<div class="band"></div>
-${image ? `<img class="hero" src="${escapeHtml(image)}" alt="">` : ''}
-<h1>${escapeHtml(p.title)}</h1>
-${p.body ? `<p class="body">${escapeHtml(p.body)}</p>` : ''}
-${linkList(p.links)}
-</article>`,
-  });
-}
-
-export interface DigitalCardData {
-  name: string;
-  job_title?: string;
-  organization?: string;
-  email?: string;
-  phone?: string;
-  website?: string;
-  avatar_url?: string;
-  bio?: string;
-  links?: Array<{ label: string; url: string }>;
-}
-
-export function renderDigitalCard(p: DigitalCardData, contactHref: string): Rendered {
-  const avatar = safeHttpUrl(p.avatar_url);
-  const website = safeHttpUrl(p.website);
-  const sub = [p.job_title, p.organization].filter(Boolean).join(' · ');
-  return renderPage({
-    status: 200,
-    title: p.name,
-    remoteImages: true,
-    body: `<article class="card center">
-<div class="band"></div>
-${avatar ? `<img class="avatar" src="${escapeHtml(avatar)}" alt="">` : ''}
-<h1>${escapeHtml(p.name)}</h1>
-${sub ? `<p class="sub">${escapeHtml(sub)}</p>` : ''}
-${p.bio ? `<p class="body">${escapeHtml(p.bio)}</p>` : ''}
-${p.phone ? `<a class="btn" href="${escapeHtml(telHref(p.phone))}">Call ${escapeHtml(p.phone)}</a>` : ''}
-${p.email ? `<a class="btn alt" href="${escapeHtml(`mailto:${p.email}`)}">Email ${escapeHtml(p.email)}</a>` : ''}
-${website ? `<a class="btn alt" href="${escapeHtml(website)}" rel="noopener noreferrer">Website</a>` : ''}
-${linkList(p.links)}
-<a class="btn alt" href="${escapeHtml(contactHref)}" download>Save contact</a>
-</article>`,
-  });
-}
-
-/** The vCard a digital card saves as (its bio as the note). */
-export function digitalCardVcard(p: DigitalCardData): VcardData {
-  const out: VcardData = { first_name: p.name };
-  for (const k of ['job_title', 'organization', 'email', 'phone', 'website'] as const) if (p[k]) out[k] = p[k];
-  if (p.bio) out.note = p.bio;
-  return out;
-}
-
-export interface ActionData {
-  action_type: 'whatsapp' | 'telegram' | 'sms' | 'call' | 'email';
-  phone?: string;
-  message?: string;
-  email?: string;
-}
-
-export type ActionResult = { redirect: string } | { page: Rendered };
-
-/** Digits only: what wa.me and t.me expect (no +, spaces or punctuation). */
-export function phoneDigits(phone: string): string {
-  return phone.replace(/\D/g, '');
-}
-
-export function renderAction(p: ActionData): ActionResult {
-  const message = p.message ?? '';
-  switch (p.action_type) {
-    case 'whatsapp':
-      return {
-        redirect: `https://wa.me/${phoneDigits(p.phone ?? '')}${message ? `?text=${encodeURIComponent(message)}` : ''}`,
-      };
-    case 'telegram':
-      // t.me/+<number> opens a chat with that phone number; Telegram has no pre-filled text there.
-      return { redirect: `https://t.me/+${phoneDigits(p.phone ?? '')}` };
-    case 'sms': {
-      const number = (p.phone ?? '').replace(/[^0-9+]/g, '');
-      // `?&body=` is understood by both iOS and Android.
-      const href = `sms:${number}${message ? `?&body=${encodeURIComponent(message)}` : ''}`;
-      return { page: actionPage('Send a text message', p.phone ?? '', message, href, 'Open Messages') };
-    }
-    case 'call': {
-      return { page: actionPage('Call', p.phone ?? '', '', telHref(p.phone ?? ''), `Call ${p.phone ?? ''}`) };
-    }
-    case 'email': {
-      const href = `mailto:${encodeURIComponent(p.email ?? '').replace(/%40/g, '@')}${message ? `?body=${encodeURIComponent(message)}` : ''}`;
-      return { page: actionPage('Send an email', p.email ?? '', message, href, 'Open Mail') };
-    }
-  }
-}
-
-function actionPage(title: string, to: string, message: string, href: string, button: string): Rendered {
-  return renderPage({
-    status: 200,
-    title,
-    body: `<article class="card">
-<div class="band"></div>
-<h1>${escapeHtml(title)}</h1>
-<p class="sub">To ${escapeHtml(to)}</p>
-${message ? `<p class="body">${escapeHtml(message)}</p>` : ''}
-<a class="btn" href="${escapeHtml(href)}">${escapeHtml(button)}</a>
-</article>`,
-  });
 }

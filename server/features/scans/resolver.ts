@@ -5,32 +5,20 @@
  * database's scan_cache_epoch (bumped by triggers on nodes, rules and slugs) moves.
  */
 import type { ScanRepo, NodeRowForScan, RuleRowForScan } from './repo.ts';
-import { compileRules, evaluateRules, type CompiledRules, type ScanContext, type ScanRule } from './rules.ts';
-import {
-  digitalCardVcard,
-  renderAction,
-  renderDigitalCard,
-  renderMicrosite,
-  renderStatus,
-  renderVcardPage,
-  renderWifiPage,
-  type ActionData,
-  type DigitalCardData,
-  type MicrositeData,
-  type Rendered,
-  type StatusKind,
-} from './pages.ts';
-import { buildVcard, vcardFileName, type VcardData, type WifiData } from './vcard.ts';
-import { isValidContent } from './content.ts';
+import { compileRules, evaluateRules, readConditions, type CompiledRules, type ScanContext, type ScanRule } from './rules.ts';
+import type { Rendered, StatusKind } from './pages.ts';
+import type { FunctionType } from '../../schemas/common.ts';
+import { functionTypeOf, functionTypes } from '../../functionTypes/registry.ts';
+import type { FunctionTypeDef, ScanResponse } from '../../functionTypes/define.ts';
+
+export type { ScanResponse } from '../../functionTypes/define.ts';
 
 export interface Content {
-  function_type: string;
+  function_type: FunctionType;
   payload: Record<string, unknown>;
   /** Rendered response, computed once per content and cached with the node. */
   response?: ScanResponse;
 }
-
-export type ScanResponse = { kind: 'redirect'; location: string } | { kind: 'page'; rendered: Rendered };
 
 export interface NodeEntry {
   kind: 'node';
@@ -55,11 +43,45 @@ function parseJson(text: string): unknown {
   }
 }
 
-function toContent(function_type: string, payloadJson: string): Content | null {
+/**
+ * The schemas' answers on stored text, kept across cache rebuilds: every write anywhere drops the
+ * cache, and most rows read back are unchanged, so each distinct payload or conditions text goes
+ * through its (write-time) zod schema once rather than at every rebuild (a time zone check alone
+ * costs ~0.5 ms). Bounded by the text it holds.
+ */
+export class SchemaAnswers {
+  private readonly answers = new Map<string, unknown>();
+  private chars = 0;
+  private readonly maxChars: number;
+  constructor(maxChars = 4_000_000) {
+    this.maxChars = maxChars;
+  }
+
+  get<T>(key: string, compute: () => T): T {
+    if (this.answers.has(key)) return this.answers.get(key) as T;
+    const value = compute();
+    if (this.chars + key.length > this.maxChars) {
+      this.answers.clear();
+      this.chars = 0;
+    }
+    this.answers.set(key, value);
+    this.chars += key.length;
+    return value;
+  }
+}
+
+/**
+ * The content a stored payload serves, or null when it is not complete and valid for its type
+ * (an unconfigured batch node, a damaged row, a type this build does not know): the same schema
+ * that validated it on write decides, so a scan can never produce a 5xx or an unsafe link.
+ * Served exactly as stored (like validatePayload, the schema only judges).
+ */
+function toContent(function_type: string, payloadJson: string, answers: SchemaAnswers): Content | null {
+  const def = functionTypeOf(function_type);
+  if (!def) return null;
   const payload = parseJson(payloadJson);
-  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) return null;
-  if (!isValidContent(function_type, payload as Record<string, unknown>)) return null;
-  return { function_type, payload: payload as Record<string, unknown> };
+  if (!answers.get(`${function_type}\u0000${payloadJson}`, () => def.isComplete(payload))) return null;
+  return { function_type: function_type as FunctionType, payload: payload as Record<string, unknown> };
 }
 
 function toRule(row: RuleRowForScan): ScanRule | null {
@@ -71,61 +93,34 @@ function toRule(row: RuleRowForScan): ScanRule | null {
     rule_type: row.rule_type,
     conditions,
     function_type: row.function_type,
-    payload,
+    payload: payload as Record<string, unknown>,
     priority: row.priority,
     enabled: row.enabled === 1,
     created_at: row.created_at,
-  } as ScanRule;
+  };
 }
 
-export function buildEntry(node: NodeRowForScan, ruleRows: RuleRowForScan[]): NodeEntry {
+export function buildEntry(node: NodeRowForScan, ruleRows: RuleRowForScan[], answers = new SchemaAnswers()): NodeEntry {
   const ruleContent = new Map<string, Content>();
   const rules: ScanRule[] = [];
+  const conditionsText = new Map<ScanRule, string>();
   for (const row of ruleRows) {
     const rule = toRule(row);
-    const content = toContent(row.function_type, row.payload_json);
-    if (!rule || !content || !isValidConditions(rule)) continue; // validated on write; skip anything else
+    const content = toContent(row.function_type, row.payload_json, answers);
+    // Validated on write; skip anything else (conditions are read by compileRules).
+    if (!rule || !content) continue;
     rules.push(rule);
     ruleContent.set(rule.id, content);
+    conditionsText.set(rule, `${row.rule_type}\u0000${row.conditions_json}`);
   }
   return {
     kind: 'node',
     node: { id: node.id, org_id: node.org_id, slug: node.slug, status: node.status },
-    own: toContent(node.function_type, node.payload_json),
-    rules: compileRules(rules),
+    own: toContent(node.function_type, node.payload_json, answers),
+    // Parsed conditions are only read by matchers, so rules with the same text may share them.
+    rules: compileRules(rules, (rule) => answers.get(conditionsText.get(rule) as string, () => readConditions(rule))),
     ruleContent,
   };
-}
-
-function isStringArray(v: unknown): v is string[] {
-  return Array.isArray(v) && v.every((x) => typeof x === 'string');
-}
-
-function isValidConditions(rule: ScanRule): boolean {
-  const c = rule.conditions as Record<string, unknown>;
-  switch (rule.rule_type) {
-    case 'time_based':
-      return (
-        typeof c.timezone === 'string' &&
-        Array.isArray(c.windows) &&
-        c.windows.every(
-          (w: Record<string, unknown>) =>
-            Array.isArray(w?.days) &&
-            typeof w.start_time === 'string' &&
-            /^\d{2}:\d{2}$/.test(w.start_time) &&
-            typeof w.end_time === 'string' &&
-            /^\d{2}:\d{2}$/.test(w.end_time),
-        )
-      );
-    case 'geo_based':
-      return isStringArray(c.countries);
-    case 'device_based':
-      return (c.devices === undefined || isStringArray(c.devices)) && (c.os === undefined || isStringArray(c.os));
-    case 'traffic_split':
-      return typeof c.weight === 'number';
-    default:
-      return false;
-  }
 }
 
 /** Node + rules by canonical slug, cached; invalidated as a whole when the epoch moves. */
@@ -134,6 +129,7 @@ export class ScanCache {
   private epoch = -1;
   private readonly repo: ScanRepo;
   private readonly max: number;
+  private readonly answers = new SchemaAnswers();
   constructor(repo: ScanRepo, max = 50_000) {
     this.repo = repo;
     this.max = max;
@@ -152,7 +148,7 @@ export class ScanCache {
     let e = this.entries.get(slug);
     if (e) return e;
     const node = this.repo.nodeBySlug(slug);
-    if (node) e = buildEntry(node, this.repo.rulesOf(node.id));
+    if (node) e = buildEntry(node, this.repo.rulesOf(node.id), this.answers);
     else e = this.repo.slugDeletedAt(slug) ? { kind: 'deleted' } : { kind: 'unknown' };
     if (this.entries.size >= this.max) this.entries.clear();
     this.entries.set(slug, e);
@@ -179,52 +175,16 @@ export function resolve(entry: CacheEntry, ctx: ScanContext | (() => ScanContext
 
 /** The response for served content (cached on the content object). */
 export function contentResponse(content: Content, contactHref: string): ScanResponse {
-  if (content.response) return content.response;
-  const p = content.payload;
-  let r: ScanResponse;
-  switch (content.function_type) {
-    case 'redirect':
-      r = { kind: 'redirect', location: new URL(String(p.url)).href };
-      break;
-    case 'vcard':
-      r = { kind: 'page', rendered: renderVcardPage(p as unknown as VcardData, contactHref) };
-      break;
-    case 'wifi':
-      r = { kind: 'page', rendered: renderWifiPage(p as unknown as WifiData) };
-      break;
-    case 'microsite':
-      r = { kind: 'page', rendered: renderMicrosite(p as unknown as MicrositeData) };
-      break;
-    case 'digital_card':
-      r = { kind: 'page', rendered: renderDigitalCard(p as unknown as DigitalCardData, contactHref) };
-      break;
-    case 'action': {
-      const a = renderAction(p as unknown as ActionData);
-      r = 'redirect' in a ? { kind: 'redirect', location: a.redirect } : { kind: 'page', rendered: a.page };
-      break;
-    }
-    default:
-      r = { kind: 'page', rendered: renderStatus('inactive') };
-  }
-  content.response = r;
-  return r;
+  if (!content.response) content.response = definitionOf(content).respond(content.payload, { contactHref });
+  return content.response;
 }
 
-/** The contact file of a vCard or a digital card (the pages' "Save contact"); null for other types. */
-export function vcardResponse(content: Content): Rendered | null {
-  let p: VcardData;
-  if (content.function_type === 'vcard') p = content.payload as unknown as VcardData;
-  else if (content.function_type === 'digital_card') p = digitalCardVcard(content.payload as unknown as DigitalCardData);
-  else return null;
-  const name = vcardFileName(p);
-  return {
-    status: 200,
-    headers: {
-      'content-type': 'text/vcard; charset=utf-8',
-      'content-disposition': `attachment; filename="${name.ascii}"; filename*=UTF-8''${encodeURIComponent(name.utf8)}`,
-      'cache-control': 'no-store',
-      'x-content-type-options': 'nosniff',
-    },
-    body: buildVcard(p),
-  };
+/** The file at `/v/<slug>/contact.vcf` for this content, or null when its type has none. */
+export function contactFileResponse(content: Content): Rendered | null {
+  return definitionOf(content).contactFile?.(content.payload) ?? null;
+}
+
+function definitionOf(content: Content): FunctionTypeDef {
+  // toContent only makes Content of a known type whose payload its schema accepted.
+  return functionTypes[content.function_type] as FunctionTypeDef;
 }

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { compileRules, evaluateRules, matchesTime, orderRules, splitBucket, type ScanContext, type ScanRule } from './rules.ts';
+import { compileRules, evaluateRules, orderRules, type ScanContext, type ScanRule } from './rules.ts';
+import { matchesTime } from '../../ruleTypes/time_based/index.ts';
+import { splitBucket } from '../../ruleTypes/traffic_split/index.ts';
 
 let n = 0;
 function rule(partial: Partial<ScanRule> & Pick<ScanRule, 'rule_type' | 'conditions'>): ScanRule {

@@ -1,18 +1,8 @@
-/**
- * vCard 3.0 (RFC 2426) for a vcard payload, and the WIFI: string for a Wi-Fi QR code. Pure.
- */
+/** vCard 3.0 (RFC 2426) for a vcard payload, or for a digital card's "Save contact". Pure. */
+import type { VcardPayloadT } from './schema.ts';
 
-export interface VcardData {
-  first_name: string;
-  last_name?: string;
-  email?: string;
-  phone?: string;
-  organization?: string;
-  website?: string;
-  job_title?: string;
-  /** NOTE (a digital card's bio). */
-  note?: string;
-}
+/** What a contact file carries: a vcard payload, plus NOTE (a digital card's bio). */
+export type VcardData = VcardPayloadT & { note?: string };
 
 /** TEXT value escaping (RFC 2426 §4, 5.): backslash, newline, comma, semicolon. */
 export function escapeVcardText(value: string): string {
@@ -65,34 +55,8 @@ export function buildVcard(p: VcardData): string {
 }
 
 /** A safe download name for the contact, ASCII only (the header also carries filename*). */
-export function vcardFileName(p: VcardData): { ascii: string; utf8: string } {
+export function vcardFileName(p: VcardPayloadT): { ascii: string; utf8: string } {
   const base = [p.first_name, p.last_name].filter(Boolean).join(' ').trim() || 'contact';
   const ascii = base.normalize('NFKD').replace(/[^\x20-\x7e]/g, '').replace(/["\\/:*?<>|]/g, '').trim() || 'contact';
   return { ascii: `${ascii.slice(0, 60)}.vcf`, utf8: `${base.replace(/[\\/:*?"<>|\r\n]/g, '').slice(0, 60)}.vcf` };
-}
-
-// ---- Wi-Fi -----------------------------------------------------------------------------------
-
-/** Escapes a WIFI: field: backslash, semicolon, comma, colon and double quote get a backslash. */
-export function escapeWifi(value: string): string {
-  return value.replace(/([\\;,:"])/g, '\\$1');
-}
-
-export interface WifiData {
-  ssid: string;
-  password?: string;
-  security?: 'WPA' | 'WPA2' | 'WPA3' | 'WEP' | 'nopass';
-}
-
-/**
- * The `WIFI:` string that phone cameras join from (ZXing's format). WPA, WPA2 and WPA3 personal
- * are all written `T:WPA` (the value phones accept for any WPA generation; the network and the
- * phone negotiate WPA3-SAE themselves), WEP as `T:WEP`, an open network as `T:nopass`.
- */
-export function buildWifiString(p: WifiData): string {
-  const security = p.security ?? 'WPA2';
-  const type = security === 'nopass' ? 'nopass' : security === 'WEP' ? 'WEP' : 'WPA';
-  let out = `WIFI:T:${type};S:${escapeWifi(p.ssid)};`;
-  if (type !== 'nopass' && p.password) out += `P:${escapeWifi(p.password)};`;
-  return out + ';';
 }
