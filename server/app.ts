@@ -198,7 +198,7 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
   const rateLimiter = new RateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
-    ...ruleRoutes(services.rules),
+    ...ruleRoutes(services.rules, services.nodes),
     ...batchRoutes(services.batches, services.generator, services.print),
     ...printingRoutes(services.print),
     ...templateRoutes(services.templates),
@@ -207,7 +207,7 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
     ...webhookRoutes(services.webhooks),
     ...nfcRoutes(services.nfc),
     ...syncRoutes(services.sync),
-    ...scanRoutes({ nodes: services.nodes, analytics: services.analytics, scanBase: config.scanBase }),
+    ...scanRoutes({ nodes: services.nodes, rules: services.rules, analytics: services.analytics, scanBase: config.scanBase }),
   ];
   const workers: Worker[] = [
     services.generator,

@@ -37,6 +37,12 @@ export interface RuleTypeSpec<S extends z.ZodType> {
    * type; returns 422 details (field → message), or null when they fit together.
    */
   checkSiblings?(conditions: z.infer<S>, siblings: readonly z.infer<S>[]): Record<string, string> | null;
+  /**
+   * For types whose rules are the variants of a split test: the percentage of the node's visitors
+   * a rule takes. The node's analytics then reports each variant (and the node's own payload for
+   * the share left), and a variant can be promoted to the node's payload.
+   */
+  variant?: { share(conditions: z.infer<S>): number };
 }
 
 export interface RuleTypeDef<S extends z.ZodType = z.ZodType> extends RuleTypeSpec<S> {

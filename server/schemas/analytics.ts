@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { oneOf, queryInt, timestamp } from './common.ts';
+import { functionType, oneOf, queryInt, timestamp } from './common.ts';
 
 export const INTERVALS = ['hour', 'day', 'week'] as const;
 export type Interval = (typeof INTERVALS)[number];
@@ -33,6 +33,24 @@ export const Breakdowns = z.object({
   outcome: z.array(Count),
 });
 
+export const SplitVariant = z
+  .object({
+    rule_id: z.string().nullable().meta({ description: 'The variant\'s traffic_split rule; null = the node\'s own payload, for the visitors the split rules leave.' }),
+    weight: z.number().int().meta({ description: 'Percent of visitors assigned to it (the rule\'s weight; for null, what the enabled rules leave).' }),
+    enabled: z.boolean(),
+    function_type: functionType,
+    scans: z.number().int(),
+    unique_visitors: z.number().int(),
+  })
+  .meta({ id: 'SplitVariant' });
+
+export const SplitTest = z
+  .object({
+    since: timestamp.meta({ description: 'Figures count from here: the later of `from` and the hour the oldest variant was created.' }),
+    variants: z.array(SplitVariant),
+  })
+  .meta({ id: 'SplitTest' });
+
 export const NodeAnalytics = z
   .object({
     node: z.object({ id: z.string(), slug: z.string() }),
@@ -42,6 +60,7 @@ export const NodeAnalytics = z
     totals: z.object({ scans: z.number().int(), unique_visitors: z.number().int() }),
     series: z.array(Bucket),
     breakdowns: Breakdowns,
+    split_test: SplitTest.nullable().meta({ description: 'Per-variant figures while the node has traffic_split rules; null otherwise.' }),
   })
   .meta({ id: 'NodeAnalytics' });
 

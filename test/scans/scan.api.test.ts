@@ -265,7 +265,7 @@ describe('node status and unknown slugs', () => {
     expect((await server.api('GET', `/nodes/${node.slug}/analytics`)).body.data.totals.scans).toBe(1); // folds roll-ups
     expect(db().prepare('SELECT count(*) FROM scan_rollups WHERE node_id = ?').pluck().get(node.id)).toBeGreaterThan(0);
     await services().nodes.remove(server.orgId, node.slug);
-    for (const table of ['scan_events', 'scan_rollups', 'scan_visitor_hours', 'scan_visitor_days']) {
+    for (const table of ['scan_events', 'scan_rollups', 'scan_visitor_hours', 'scan_visitor_days', 'scan_rule_visitor_hours']) {
       expect(db().prepare(`SELECT count(*) FROM ${table} WHERE node_id = ?`).pluck().get(node.id)).toBe(0);
     }
     expect((await scan(`/v/${node.slug}`)).status).toBe(410);

@@ -161,25 +161,28 @@ export class NodeService {
   }
 
   update(orgId: string, slugInput: string, input: UpdateNodeInput): Promise<NodeRow> {
-    return this.deps.store.transaction(async (tx) => {
-      const node = await this.get(orgId, slugInput, tx);
-      const template = node.template_id ? await this.deps.templates.get(tx, orgId, node.template_id) : undefined;
-      const next: NodeRow = { ...node };
-      if (input.label !== undefined) next.label = input.label;
-      if (input.status !== undefined) next.status = input.status;
+    return this.deps.store.transaction((tx) => this.updateIn(tx, orgId, slugInput, input));
+  }
 
-      if (input.function_type !== undefined && input.function_type !== node.function_type) {
-        if (template) throw new ValidationError({ function_type: 'Locked by template' }, 'Locked by template');
-        // A new type replaces the payload, which must then be complete for that type.
-        next.function_type = input.function_type;
-        next.payload = validatePayload(input.function_type, mergePatch({}, input.payload ?? {}));
-      } else if (input.payload !== undefined) {
-        if (template) assertNoLockedOverride(template, input.payload);
-        next.payload = validatePayload(node.function_type, mergePatch(node.payload, input.payload));
-      }
-      next.updated_at = this.now();
-      return this.save(tx, next);
-    });
+  /** A PATCH in the caller's transaction (promoting a split-test variant composes it with deleting the rules). */
+  async updateIn(tx: Executor, orgId: string, slugInput: string, input: UpdateNodeInput): Promise<NodeRow> {
+    const node = await this.get(orgId, slugInput, tx);
+    const template = node.template_id ? await this.deps.templates.get(tx, orgId, node.template_id) : undefined;
+    const next: NodeRow = { ...node };
+    if (input.label !== undefined) next.label = input.label;
+    if (input.status !== undefined) next.status = input.status;
+
+    if (input.function_type !== undefined && input.function_type !== node.function_type) {
+      if (template) throw new ValidationError({ function_type: 'Locked by template' }, 'Locked by template');
+      // A new type replaces the payload, which must then be complete for that type.
+      next.function_type = input.function_type;
+      next.payload = validatePayload(input.function_type, mergePatch({}, input.payload ?? {}));
+    } else if (input.payload !== undefined) {
+      if (template) assertNoLockedOverride(template, input.payload);
+      next.payload = validatePayload(node.function_type, mergePatch(node.payload, input.payload));
+    }
+    next.updated_at = this.now();
+    return this.save(tx, next);
   }
 
   /** Sets a status outside PATCH's allowed values (lost, or active after a tag is verified). */

@@ -1,10 +1,11 @@
 import { defineRoute } from '../../http/route.ts';
 import { Deleted } from '../../schemas/common.ts';
-import { SlugParams } from '../../schemas/nodes.ts';
+import { Node, SlugParams } from '../../schemas/nodes.ts';
 import { CreateRuleBody, ListRulesQuery, Rule, RuleParams, UpdateRuleBody } from '../../schemas/rules.ts';
+import type { NodeService } from '../nodes/index.ts';
 import type { RuleService } from './service.ts';
 
-export function ruleRoutes(rules: RuleService) {
+export function ruleRoutes(rules: RuleService, nodes: NodeService) {
   return [
     defineRoute({
       method: 'post',
@@ -60,6 +61,20 @@ export function ruleRoutes(rules: RuleService) {
         await rules.remove(auth.orgId, params.slug, params.ruleId);
         return { data: { deleted: true, id: params.ruleId } };
       },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/nodes/{slug}/rules/{ruleId}/promote',
+      summary: 'Promote a split-test variant: its content becomes the node\'s payload and the node\'s traffic_split rules are deleted',
+      tags: ['Routing rules'],
+      params: RuleParams,
+      responses: {
+        200: { description: 'The node with the promoted payload', schema: Node },
+        404: { description: 'Node or rule not found' },
+        409: { description: 'The rule is not a split-test variant' },
+        422: { description: 'The variant does not fit the node (a template locks its type or fields)' },
+      },
+      handler: async ({ params, auth }) => ({ data: nodes.toApi(await rules.promote(auth.orgId, params.slug, params.ruleId)) }),
     }),
   ];
 }

@@ -1,13 +1,13 @@
 import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
-import { ValidationError, notFound } from '../../platform/errors.ts';
+import { ConflictError, ValidationError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { parseOrThrow } from '../../platform/validation.ts';
 import type { FunctionType } from '../../schemas/common.ts';
 import type { RuleT, RuleType } from '../../schemas/rules.ts';
 import { ruleTypes } from '../../ruleTypes/registry.ts';
 import type { RuleTypeDef } from '../../ruleTypes/define.ts';
-import { type NodeService, validatePayload } from '../nodes/index.ts';
+import { type NodeRow, type NodeService, validatePayload } from '../nodes/index.ts';
 import type { RuleRow, RulesRepo } from './repo.ts';
 
 export interface RuleInput {
@@ -95,6 +95,42 @@ export class RuleService {
       const rule = await this.get(orgId, slug, id, tx);
       await this.deps.rules.delete(tx, rule.id);
       this.changed(tx, rule.node_id);
+    });
+  }
+
+  /** The node's split-test variants (rules whose type has `variant`), each with its share of visitors. */
+  async variants(orgId: string, slug: string): Promise<Array<{ rule: RuleRow; share: number }>> {
+    return (await this.list(orgId, slug)).flatMap((rule) => {
+      const type: RuleTypeDef = ruleTypes[rule.rule_type];
+      const conditions = type.variant ? type.parse(rule.conditions) : undefined;
+      return type.variant && conditions !== undefined ? [{ rule, share: type.variant.share(conditions) }] : [];
+    });
+  }
+
+  /**
+   * Ends a split test with `id` as the winner: the variant's function type and payload replace the
+   * node's (through the node update, so validation, template locks and its node.updated event
+   * apply as for a PATCH) and the node's variant rules are all deleted, in one transaction.
+   */
+  promote(orgId: string, slug: string, id: string): Promise<NodeRow> {
+    return this.deps.store.transaction(async (tx) => {
+      const rule = await this.get(orgId, slug, id, tx);
+      if (!ruleTypes[rule.rule_type].variant) {
+        throw new ConflictError(`Only a split-test variant can be promoted; this is a ${rule.rule_type} rule`);
+      }
+      const node = await this.deps.nodeService.get(orgId, slug, tx);
+      // The node update merges a payload of the same type (JSON Merge Patch): null out the keys the
+      // variant does not set, so the result is exactly the variant's payload.
+      const payload =
+        rule.function_type === node.function_type
+          ? { ...Object.fromEntries(Object.keys(node.payload).map((key) => [key, null])), ...rule.payload }
+          : rule.payload;
+      const updated = await this.deps.nodeService.updateIn(tx, orgId, slug, { function_type: rule.function_type, payload });
+      for (const r of await this.deps.rules.listForNode(tx, node.id)) {
+        if (ruleTypes[r.rule_type].variant) await this.deps.rules.delete(tx, r.id);
+      }
+      this.changed(tx, node.id);
+      return updated;
     });
   }
 

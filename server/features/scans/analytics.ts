@@ -9,6 +9,7 @@ import type { Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ValidationError } from '../../platform/errors.ts';
 import type { Interval } from '../../schemas/analytics.ts';
+import type { FunctionType } from '../../schemas/common.ts';
 import { AnalyticsRepo, DIMENSIONS, type BotFilter, type Dimension, type FoldResult, type Scope } from './analyticsRepo.ts';
 import type { ScanEventRow } from './repo.ts';
 
@@ -48,6 +49,21 @@ const BUCKETS: Record<Interval, { sql: string; daySql: string; of: (hour: number
   // 1970-01-01 was a Thursday: shifting by 3 days makes weeks start on Monday.
   week: { sql: '((hour / 24 + 3) / 7)', daySql: '((day + 3) / 7)', of: (h) => Math.floor((Math.floor(h / 24) + 3) / 7), start: (b) => (b * 7 - 3) * 24 },
 };
+
+/** A node's split-test variants (its traffic_split rules) and its own function type. */
+export interface SplitInput {
+  own_function_type: FunctionType;
+  variants: Array<{ id: string; weight: number; enabled: boolean; function_type: FunctionType; created_at: string }>;
+}
+
+export interface VariantFigures {
+  rule_id: string | null;
+  weight: number;
+  enabled: boolean;
+  function_type: FunctionType;
+  scans: number;
+  unique_visitors: number;
+}
 
 export interface Breakdown {
   value: string | null;
@@ -217,7 +233,23 @@ export class ScanAnalytics {
     return out;
   }
 
-  async forNode(node: { id: string; slug: string }, input: RangeInput) {
+  /**
+   * Per-variant figures of a node's split test, from the hour its oldest variant was created (so
+   * the node's own payload is not credited with the scans from before the test).
+   */
+  private async splitTest(nodeId: string, r: Range, split: SplitInput) {
+    const oldest = Math.min(...split.variants.map((v) => Date.parse(v.created_at)));
+    const sinceHour = Math.max(r.fromHour, Math.floor(oldest / HOUR));
+    const rows = await this.repo.byRule(this.store.db, nodeId, sinceHour, Math.max(sinceHour, r.toHour));
+    const byRule = new Map(rows.map((x) => [x.rule_key, x]));
+    const figures = (key: string) => ({ scans: byRule.get(key)?.scans ?? 0, unique_visitors: byRule.get(key)?.visitors ?? 0 });
+    const assigned = split.variants.reduce((sum, v) => sum + (v.enabled ? v.weight : 0), 0);
+    const variants: VariantFigures[] = split.variants.map((v) => ({ rule_id: v.id, weight: v.weight, enabled: v.enabled, function_type: v.function_type, ...figures(v.id) }));
+    if (assigned < 100) variants.push({ rule_id: null, weight: 100 - assigned, enabled: true, function_type: split.own_function_type, ...figures('') });
+    return { since: new Date(sinceHour * HOUR).toISOString(), variants };
+  }
+
+  async forNode(node: { id: string; slug: string }, input: RangeInput, split?: SplitInput) {
     const r = this.range(input);
     await this.catchUp();
     const scope: Scope = { kind: 'node', id: node.id };
@@ -232,6 +264,7 @@ export class ScanAnalytics {
       },
       series: await this.series(scope, r),
       breakdowns: await this.breakdowns(scope, r),
+      split_test: split && split.variants.length > 0 ? await this.splitTest(node.id, r, split) : null,
     };
   }
 

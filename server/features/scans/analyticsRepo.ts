@@ -2,8 +2,8 @@
  * Roll-ups and analytics queries, on both dialects (Kysely; `sql` where the builder cannot say it).
  *
  * The fold is set-based: a chunk of new scan events is a range of rows, and each table it fills
- * gets one INSERT … SELECT over that range (roll-ups, the per-node order, the visitor sets), so
- * no event passes through JavaScript. What a chunk is differs:
+ * gets one INSERT … SELECT over that range (roll-ups, the per-node order, the visitor sets, the
+ * per-rule visitor sets of split tests), so no event passes through JavaScript. What a chunk is differs:
  * - SQLite has one writer, so commit order is id order: the next `max` ids after the watermark.
  * - PostgreSQL has many: ids are handed out at INSERT and committed in any order, so a chunk is the
  *   next `max` rows in (transaction id, id) order among rows of transactions older than the oldest
@@ -94,6 +94,20 @@ export class AnalyticsRepo {
         tx
           .selectFrom('scan_events as e')
           .select(['e.node_id', sql<number>`e.ts / ${sql.lit(HOUR_MS)}`.as('hour'), 'e.visitor_hash', 'e.org_id'])
+          .distinct()
+          .where(inChunk)
+          .where('e.is_bot', '=', 0),
+      )
+      .onConflict((oc) => oc.doNothing())
+      .execute();
+    // Split tests: visitors per serving rule ('' = the node's own payload), migration 065.
+    await tx
+      .insertInto('scan_rule_visitor_hours')
+      .columns(['node_id', 'rule_key', 'hour', 'visitor_hash'])
+      .expression(
+        tx
+          .selectFrom('scan_events as e')
+          .select(['e.node_id', sql<string>`coalesce(e.rule_id, '')`.as('rule_key'), sql<number>`e.ts / ${sql.lit(HOUR_MS)}`.as('hour'), 'e.visitor_hash'])
           .distinct()
           .where(inChunk)
           .where('e.is_bot', '=', 0),
@@ -284,6 +298,21 @@ export class AnalyticsRepo {
             .groupBy(sql.raw(bucketSql))
             .execute();
     return rows.map((r) => ({ bucket: Number(r.bucket), visitors: Number(r.visitors) }));
+  }
+
+  /** Scans and distinct visitor keys of a node per serving rule ('' = its own payload), in whole hours. */
+  async byRule(db: Executor, nodeId: string, fromHour: number, toHour: number): Promise<Array<{ rule_key: string; scans: number; visitors: number }>> {
+    const scans = await this.breakdown(db, { kind: 'node', id: nodeId }, fromHour, toHour, 'rule');
+    const rows = await db
+      .selectFrom('scan_rule_visitor_hours')
+      .select((eb) => ['rule_key', eb.fn.count<number>('visitor_hash').distinct().as('visitors')])
+      .where('node_id', '=', nodeId)
+      .where('hour', '>=', fromHour)
+      .where('hour', '<', toHour)
+      .groupBy('rule_key')
+      .execute();
+    const visitors = new Map(rows.map((r) => [r.rule_key, Number(r.visitors)]));
+    return scans.map((s) => ({ rule_key: s.value, scans: s.scans, visitors: visitors.get(s.value) ?? 0 }));
   }
 
   async breakdown(db: Executor, scope: Scope, fromHour: number, toHour: number, dim: Dimension): Promise<Array<{ value: string; scans: number }>> {

@@ -197,6 +197,43 @@ describe('scan recording (migration 060 layout)', () => {
     db.close();
   });
 
+  it('migration 065 fills the per-rule visitor sets from the scans already folded; the fold adds the rest', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'waymark-065-'));
+    dirs.push(dir);
+    const before = join(dir, 'migrations-064');
+    mkdirSync(before);
+    for (const f of readdirSync(defaultMigrationsDir)) if (f < '065') copyFileSync(join(defaultMigrationsDir, f), join(before, f));
+    const file = join(dir, 'waymark.db');
+    let db = openDatabase(file, { migrationsDir: before });
+    db.prepare("INSERT INTO organizations (id, name, created_at) VALUES ('org', 'Org', ?)").run(new Date(T0).toISOString());
+    addNode(db, 'n1', 'AAAAAAAA');
+    const insert = db.prepare(
+      `INSERT INTO scan_events (node_id, org_id, ts, device_type, os, browser, country, source, rule_id, outcome, is_bot, visitor_hash)
+       VALUES ('n1', 'org', ?, 'mobile', 'ios', NULL, NULL, 'qr', ?, 'redirect', ?, ?)`,
+    );
+    insert.run(T0, 'r1', 0, 'v1');
+    insert.run(T0 + 1, 'r1', 0, 'v1'); // the same visitor again
+    insert.run(T0 + 2, null, 0, 'v2');
+    insert.run(T0 + 3, 'r1', 1, 'bot'); // bots are not counted
+    insert.run(T0 + 4, 'r1', 0, 'v3'); // not folded yet
+    db.prepare('UPDATE scan_rollup_state SET last_event = 4').run();
+    db.close();
+
+    db = openDatabase(file);
+    const sets = () => db.prepare('SELECT rule_key, visitor_hash FROM scan_rule_visitor_hours ORDER BY rule_key, visitor_hash').all();
+    expect(sets()).toEqual([
+      { rule_key: '', visitor_hash: 'v2' },
+      { rule_key: 'r1', visitor_hash: 'v1' },
+    ]);
+    await new ScanAnalytics(new SqliteStore(db), new ManualClock(T0)).catchUp();
+    expect(sets()).toEqual([
+      { rule_key: '', visitor_hash: 'v2' },
+      { rule_key: 'r1', visitor_hash: 'v1' },
+      { rule_key: 'r1', visitor_hash: 'v3' },
+    ]);
+    db.close();
+  });
+
   it('under a sustained load, the background fold keeps the backlog near its limit (and leaves it alone below)', async () => {
     const { db, writer, analytics } = setup();
     addNode(db, 'n1', 'AAAAAAAA');

@@ -7,21 +7,23 @@ import { csvRow } from '../../platform/csv.ts';
 import { SlugParams } from '../../schemas/nodes.ts';
 import { AnalyticsQuery, NodeAnalytics, OrgAnalytics, OrgAnalyticsQuery, QrQuery, ScanEvent, ScansQuery } from '../../schemas/analytics.ts';
 import type { NodeService } from '../nodes/index.ts';
+import type { RuleService } from '../rules/index.ts';
 import { SCAN_CSV_HEADER, type ScanAnalytics } from './analytics.ts';
 import { printedScanUrl, qrFile } from './qr.ts';
 
 export interface ScanRouteDeps {
   nodes: NodeService;
+  rules: RuleService;
   analytics: ScanAnalytics;
   scanBase: string;
 }
 
-export function scanRoutes({ nodes, analytics, scanBase }: ScanRouteDeps) {
+export function scanRoutes({ nodes, rules, analytics, scanBase }: ScanRouteDeps) {
   return [
     defineRoute({
       method: 'get',
       path: '/nodes/{slug}/analytics',
-      summary: 'Scan analytics of a node: totals, unique visitors, time series and breakdowns (human scans only)',
+      summary: 'Scan analytics of a node: totals, unique visitors, time series, breakdowns and split-test variants (human scans only)',
       tags: ['Analytics'],
       params: SlugParams,
       query: AnalyticsQuery,
@@ -29,7 +31,8 @@ export function scanRoutes({ nodes, analytics, scanBase }: ScanRouteDeps) {
       handler: async ({ params, query, auth }) => {
         const node = await nodes.get(auth.orgId, params.slug);
         await analytics.caughtUp();
-        return { data: await analytics.forNode(node, query) };
+        const variants = (await rules.variants(auth.orgId, params.slug)).map(({ rule, share }) => ({ id: rule.id, weight: share, enabled: rule.enabled, function_type: rule.function_type, created_at: rule.created_at }));
+        return { data: await analytics.forNode(node, query, { own_function_type: node.function_type, variants }) };
       },
     }),
     defineRoute({

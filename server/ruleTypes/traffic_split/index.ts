@@ -54,4 +54,5 @@ export const trafficSplit = defineRuleType({
     if (others + c.weight <= 100) return null;
     return { 'conditions.weight': `split weights of a node must sum to at most 100 (${100 - others} left)` };
   },
+  variant: { share: (c) => c.weight },
 });
