@@ -11,7 +11,7 @@ export function NodeDetailPage({ slug }: { slug: string }) {
       slug={slug}
       tabs={[
         { id: 'rules', label: 'Routing rules', render: (n) => <RulesEditor slug={n.slug} /> },
-        { id: 'scans', label: 'Scans & analytics', render: (n) => <ScansPanel slug={n.slug} /> },
+        { id: 'scans', label: 'Scans & analytics', render: (n, reload) => <ScansPanel node={n} onNodeChanged={reload} /> },
         { id: 'label', label: 'Print label', render: (n) => <NodeLabelPanel node={n} /> },
         { id: 'nfc', label: 'Write NFC tag', render: (n) => <WriteNodeTag node={n} /> },
       ]}

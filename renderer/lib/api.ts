@@ -218,6 +218,8 @@ export const api = {
     create: (slug: string, body: CreateRuleInput) => one('POST', `/nodes/${enc(slug)}/rules`, Rule, { body }),
     update: (slug: string, id: string, body: UpdateRuleInput) => one('PATCH', `/nodes/${enc(slug)}/rules/${enc(id)}`, Rule, { body }),
     remove: (slug: string, id: string) => send('DELETE', `/nodes/${enc(slug)}/rules/${enc(id)}`),
+    /** The split variant `id` becomes the node's payload; the node's split rules are deleted. */
+    promote: (slug: string, id: string) => one('POST', `/nodes/${enc(slug)}/rules/${enc(id)}/promote`, Node),
   },
 
   batches: {

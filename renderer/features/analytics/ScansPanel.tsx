@@ -1,10 +1,12 @@
 import { useId, useState } from 'react';
 import { Button } from '../../components/Button.tsx';
+import { ConfirmAction } from '../../components/Dialog.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Card } from '../../components/PageHeader.tsx';
 import { Pagination } from '../../components/Pagination.tsx';
 import { Empty, ErrorState, Loading } from '../../components/States.tsx';
-import { ApiError, type NodeAnalyticsT, api } from '../../lib/api.ts';
+import { summarizePayload } from '../../components/payload/fields.ts';
+import { ApiError, type NodeAnalyticsT, type NodeT, type RuleT, api } from '../../lib/api.ts';
 import { saveBlob } from '../../lib/download.ts';
 import { formatDate, formatNumber, typeLabel } from '../../lib/format.ts';
 import { RULE_TYPE_LABELS, describeConditions } from '../../lib/ruleText.ts';
@@ -20,8 +22,9 @@ function Unavailable({ what }: { what: string }) {
   return <Empty title={`${what} are not available on this server`}>This Waymark server does not record scans yet (the scans feature is not installed).</Empty>;
 }
 
-/** Analytics charts and the scan log of one node. */
-export function ScansPanel({ slug }: { slug: string }) {
+/** Analytics charts, split-test variants and the scan log of one node. */
+export function ScansPanel({ node, onNodeChanged }: { node: NodeT; onNodeChanged?: () => void }) {
+  const slug = node.slug;
   const [range, setRange] = useState<Range>('7d');
   const [offset, setOffset] = useState(0);
   const analytics = useResource(() => {
@@ -62,6 +65,16 @@ export function ScansPanel({ slug }: { slug: string }) {
           <AnalyticsView data={analytics.data} slug={slug} />
         )}
       </Card>
+      {analytics.data?.split_test ? (
+        <SplitTestView
+          node={node}
+          split={analytics.data.split_test}
+          onPromoted={() => {
+            analytics.reload();
+            onNodeChanged?.();
+          }}
+        />
+      ) : null}
       <Card
         title="Scans"
         actions={
@@ -242,5 +255,87 @@ function BreakdownBars({ title, rows }: { title: string; rows: { value: string |
       <h3>{title}</h3>
       <BreakdownList label={title} rows={rows} name={(v) => v ?? 'Unknown'} />
     </div>
+  );
+}
+
+type SplitTestT = NonNullable<NodeAnalyticsT['split_test']>;
+type VariantT = SplitTestT['variants'][number];
+
+/**
+ * A node's split test: what each variant (traffic_split rule, and the node's own payload for the
+ * rest) got, and a Promote button that makes a variant the node's payload and ends the test.
+ */
+function SplitTestView({ node, split, onPromoted }: { node: NodeT; split: SplitTestT; onPromoted(): void }) {
+  const rules = useResource(() => api.rules.list(node.slug), [node.slug, JSON.stringify(split.variants.map((v) => v.rule_id))]);
+  const [promoting, setPromoting] = useState<{ variant: VariantT; label: string } | null>(null);
+  const byId = new Map<string, RuleT>((rules.data?.data ?? []).map((r) => [r.id, r]));
+  const totalScans = split.variants.reduce((s, v) => s + v.scans, 0);
+  const serves = (v: VariantT): string => {
+    const content = v.rule_id === null ? node : byId.get(v.rule_id);
+    if (!content) return typeLabel(v.function_type);
+    const summary = summarizePayload(content.function_type, content.payload);
+    return summary ? `${typeLabel(content.function_type)}: ${summary}` : typeLabel(content.function_type);
+  };
+  return (
+    <Card title="Split test">
+      <p className="muted">
+        Since {formatDate(split.since)}, human scans only. Promoting a variant makes its content the node’s payload and deletes the split rules.
+      </p>
+      <div className="table-wrap">
+        <table className="table" data-testid="split-test">
+          <caption className="visually-hidden">Split-test variants</caption>
+          <thead>
+            <tr>
+              <th scope="col">Variant</th>
+              <th scope="col">Serves</th>
+              <th scope="col">Share</th>
+              <th scope="col">Scans</th>
+              <th scope="col">Unique visitors</th>
+              <th scope="col">Of the scans</th>
+              <th scope="col">
+                <span className="visually-hidden">Action</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {split.variants.map((v, i) => {
+              const label = v.rule_id === null ? 'Node’s own payload' : `Variant ${String.fromCharCode(65 + i)}`;
+              return (
+                <tr key={v.rule_id ?? 'node'} className={v.enabled ? undefined : 'muted'}>
+                  <td data-label="Variant">
+                    <strong>{label}</strong>
+                    {v.enabled ? '' : ' (off)'}
+                  </td>
+                  <td data-label="Serves">{serves(v)}</td>
+                  <td data-label="Share">{v.weight}%</td>
+                  <td data-label="Scans">{formatNumber(v.scans)}</td>
+                  <td data-label="Unique visitors">{formatNumber(v.unique_visitors)}</td>
+                  <td data-label="Of the scans">{totalScans > 0 ? `${Math.round((v.scans / totalScans) * 100)}%` : '—'}</td>
+                  <td data-label="Action">
+                    {v.rule_id === null ? (
+                      <span className="muted">Delete the split rules to keep it</span>
+                    ) : (
+                      <Button size="sm" aria-label={`Promote ${label}`} onClick={() => setPromoting({ variant: v, label })}>
+                        Promote
+                      </Button>
+                    )}
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      <ConfirmAction
+        target={promoting}
+        title={(p) => `Promote ${p.label}?`}
+        message={(p) => `${serves(p.variant)} becomes the node’s payload for every scan, and the node’s split rules are deleted.`}
+        confirmLabel="Promote"
+        action={(p) => api.rules.promote(node.slug, p.variant.rule_id as string)}
+        success={(p) => `${p.label} promoted`}
+        onDone={onPromoted}
+        onClose={() => setPromoting(null)}
+      />
+    </Card>
   );
 }

@@ -25,7 +25,8 @@ import { QrPreview } from './QrPreview.tsx';
 export interface NodeTab {
   id: string;
   label: string;
-  render(node: NodeT): ReactNode;
+  /** `reload` fetches the node again (after a tab changed it). */
+  render(node: NodeT, reload: () => void): ReactNode;
 }
 
 /** The node page: header with status actions, an Overview tab (edit + QR), and tabs the app adds. */
@@ -65,7 +66,7 @@ export function NodeDetail({ slug, tabs }: { slug: string; tabs: NodeTab[] }) {
         onSelect={setTab}
         tabs={[{ id: 'overview', label: 'Overview' }, ...tabs.map((t) => ({ id: t.id, label: t.label }))]}
       >
-        {tab === 'overview' ? <Overview node={n} onSaved={node.reload} /> : tabs.find((t) => t.id === tab)?.render(n)}
+        {tab === 'overview' ? <Overview node={n} onSaved={node.reload} /> : tabs.find((t) => t.id === tab)?.render(n, node.reload)}
       </Tabs>
     </>
   );
