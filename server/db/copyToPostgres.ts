@@ -35,6 +35,7 @@ export const COPY_ORDER = [
   'scan_rollup_state',
   'scan_visitor_days',
   'scan_visitor_hours',
+  'scan_rule_visitor_hours',
   'scan_org_visitor_days',
   'scan_salt',
   'scan_cache_epoch',

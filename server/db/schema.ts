@@ -186,6 +186,13 @@ export interface ScanOrgVisitorDays {
   visitor_hash: string;
 }
 
+export interface ScanRuleVisitorHours {
+  hour: number;
+  node_id: string;
+  rule_key: string;
+  visitor_hash: string;
+}
+
 export interface ScanRollups {
   dim: string;
   hour: number;
@@ -429,6 +436,7 @@ export interface Schema {
   scan_org_visitor_days: ScanOrgVisitorDays;
   scan_rollup_state: ScanRollupState;
   scan_rollups: ScanRollups;
+  scan_rule_visitor_hours: ScanRuleVisitorHours;
   scan_salt: ScanSalt;
   scan_visitor_days: ScanVisitorDays;
   scan_visitor_hours: ScanVisitorHours;
