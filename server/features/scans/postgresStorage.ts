@@ -10,7 +10,7 @@ import type { PostgresStore } from '../../db/postgresStore.ts';
 import { PostgresScanRepo } from './postgresRepo.ts';
 import type { SubscriptionCheck } from '../../platform/outbox.ts';
 import { PostgresScanWriter } from './postgresWriter.ts';
-import { buildEntry, type CacheEntry } from './resolver.ts';
+import { SchemaAnswers, buildEntry, type CacheEntry } from './resolver.ts';
 import { SharedScanCache } from './sharedCache.ts';
 import type { ScanKey, ScanStorage, ScanView } from './storage.ts';
 import { utcDay } from './visitor.ts';
@@ -40,6 +40,8 @@ export function postgresScanStorage(options: PostgresScanStorageOptions): ScanSt
   const staleMs = options.staleMs ?? SCAN_CACHE_STALE_MS;
   const cache = new SharedScanCache(() => repo.cacheEpoch(store.db), staleMs);
   const salts = new Map<string, string>();
+  // The schemas' verdicts on stored payloads and conditions, kept across cache reloads.
+  const answers = new SchemaAnswers();
 
   const confirmSoon = () => {
     cache.confirm().catch(onError);
@@ -75,7 +77,7 @@ export function postgresScanStorage(options: PostgresScanStorageOptions): ScanSt
     const [nodes, minted] = await Promise.all([repo.nodesBySlug(store.db, slugs), repo.mintedSlugs(store.db, slugs)]);
     const rules = nodes.length > 0 ? await repo.rulesOf(store.db, nodes.map((n) => n.id)) : [];
     const out = new Map<string, CacheEntry>();
-    for (const node of nodes) out.set(node.slug, buildEntry(node, rules.filter((r) => r.node_id === node.id)));
+    for (const node of nodes) out.set(node.slug, buildEntry(node, rules.filter((r) => r.node_id === node.id), answers));
     for (const slug of slugs) {
       if (!out.has(slug)) out.set(slug, minted.get(slug) ? { kind: 'deleted' } : { kind: 'unknown' });
     }
