@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { type FunctionType, httpUrl, oneOf, text } from './common.ts';
+import { FUNCTION_TYPES, type FunctionType, httpUrl, oneOf, text } from './common.ts';
+import { partialStrict, pascal } from './documented.ts';
 
 // Payload schemas per function type (DESIGN §3). Strict: unknown keys are rejected.
 
@@ -116,4 +117,16 @@ export type DigitalCardPayloadT = z.infer<typeof DigitalCardPayload>;
 /** Any JSON object (the shape is checked against the function type by the domain). */
 export const payloadObject = z
   .record(z.string(), z.unknown(), { error: 'must be an object' })
-  .meta({ description: 'Type-specific configuration; see the *Payload schemas.' });
+  .meta({ description: 'Type-specific configuration: one of the *Payload components, as function_type says.' });
+
+/**
+ * Each payload with every field optional, as a component of the document: a template's payload,
+ * or the payload of a node or batch made from a template (the template fills in the rest).
+ */
+export const partialPayloadSchemas = {} as Record<FunctionType, z.ZodType>;
+for (const type of FUNCTION_TYPES) {
+  partialPayloadSchemas[type] = partialStrict(payloadSchemas[type].shape).meta({
+    id: `${pascal(type)}PartialPayload`,
+    description: `Any fields of ${pascal(type)}Payload (a template fills in the rest).`,
+  });
+}

@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { functionType, oneOf, pagination, timestamp } from './common.ts';
-import { payloadObject } from './payloads.ts';
+import { FUNCTION_TYPES, type FunctionType, functionType, oneOf, pagination, timestamp } from './common.ts';
+import { allOf, exclusive, pascal } from './documented.ts';
+import { payloadObject, payloadSchemas } from './payloads.ts';
 
 export const RULE_TYPES = ['time_based', 'geo_based', 'device_based', 'traffic_split'] as const;
 export type RuleType = (typeof RULE_TYPES)[number];
@@ -18,7 +19,7 @@ function isTimeZone(name: string): boolean {
   }
 }
 
-const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time HH:MM (00:00 to 23:59)');
+const hhmm = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'must be a time HH:MM (00:00 to 23:59)');
 
 export const TimeWindow = z.strictObject({
   days: z
@@ -50,7 +51,7 @@ export const DeviceConditions = z
     os: z.array(oneOf(OPERATING_SYSTEMS)).min(1).optional(),
   })
   .refine((c) => c.devices !== undefined || c.os !== undefined, 'must set devices or os')
-  .meta({ id: 'DeviceConditions' });
+  .meta({ id: 'DeviceConditions', anyOf: [{ required: ['devices'] }, { required: ['os'] }] });
 
 export const SplitConditions = z
   .strictObject({
@@ -65,16 +66,33 @@ export const conditionSchemas = {
   traffic_split: SplitConditions,
 } as const;
 
-export const CreateRuleBody = z
-  .strictObject({
-    rule_type: oneOf(RULE_TYPES),
-    conditions: z.record(z.string(), z.unknown(), { error: 'must be an object' }),
-    function_type: functionType,
-    payload: payloadObject,
-    priority: z.number().int().min(0).max(1_000_000).optional().meta({ description: 'Lower runs first; default 0.' }),
-    enabled: z.boolean().optional(),
-  })
-  .meta({ id: 'CreateRuleBody' });
+/** What the server parses; conditions and payload are checked against their types in RuleService. */
+export const CreateRuleBody = z.strictObject({
+  rule_type: oneOf(RULE_TYPES),
+  conditions: z.record(z.string(), z.unknown(), { error: 'must be an object' }),
+  function_type: functionType,
+  payload: payloadObject,
+  priority: z.number().int().min(0).max(1_000_000).optional().meta({ description: 'Lower runs first; default 0.' }),
+  enabled: z.boolean().optional(),
+});
+
+// CreateRuleBody as the document shows it: conditions selected by rule_type, payload by
+// function_type. Open objects joined by allOf (with unevaluatedProperties: false on the whole).
+const ruleConditions = exclusive(
+  RULE_TYPES.map((type) =>
+    z.object({ rule_type: z.literal(type), conditions: conditionSchemas[type] }).meta({ id: `${pascal(type)}RuleConditions` }),
+  ),
+);
+const rulePayload = exclusive(
+  FUNCTION_TYPES.map((type: FunctionType) =>
+    z.object({ function_type: z.literal(type), payload: payloadSchemas[type] }).meta({ id: `${pascal(type)}RulePayload` }),
+  ),
+);
+export const CreateRuleRequest = allOf(
+  [ruleConditions, rulePayload, z.object({ priority: CreateRuleBody.shape.priority, enabled: CreateRuleBody.shape.enabled })],
+  'CreateRuleBody',
+  'A routing rule: conditions are the *Conditions component of its rule_type, payload the *Payload component of its function_type.',
+);
 
 export const UpdateRuleBody = z
   .strictObject({

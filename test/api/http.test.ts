@@ -135,6 +135,7 @@ describe('HTTP layer: body handling, errors, request ids, health, OpenAPI', () =
         defineRoute({
           method: 'get',
           path: '/boom',
+          operationId: 'boom',
           summary: 'fails',
           tags: ['test'],
           responses: {},

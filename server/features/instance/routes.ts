@@ -10,6 +10,7 @@ export function instanceRoutes(config: AppConfig, keys: KeyService) {
     defineRoute({
       method: 'get',
       path: '/instance',
+      operationId: 'getInstance',
       summary: 'About this instance: version, server URL, scan base, data directory, organization',
       tags: ['Instance'],
       responses: { 200: { description: 'The instance', schema: Instance } },

@@ -1,5 +1,5 @@
 import { defineRoute } from '../../http/route.ts';
-import { CreateNodeBody, ListNodesQuery, Node, NodeCreated, NodeDeleted, NodeUpdated, SlugParams, UpdateNodeBody } from '../../schemas/nodes.ts';
+import { CreateNodeBody, CreateNodeRequest, ListNodesQuery, Node, NodeCreated, NodeDeleted, NodeUpdated, SlugParams, UpdateNodeBody } from '../../schemas/nodes.ts';
 import type { NodeService } from './service.ts';
 
 const notFound = { description: 'Node not found' };
@@ -9,10 +9,16 @@ export function nodeRoutes(nodes: NodeService) {
     defineRoute({
       method: 'post',
       path: '/nodes',
+      operationId: 'createNode',
       summary: 'Create a node',
       tags: ['Nodes'],
       body: CreateNodeBody,
-      responses: { 201: { description: 'Created', schema: NodeCreated } },
+      bodyDoc: CreateNodeRequest,
+      bodyExample: { label: 'Front door', function_type: 'redirect', payload: { url: 'https://example.com/menu' } },
+      responses: {
+        201: { description: 'Created', schema: NodeCreated },
+        409: { description: "No slugs left in this site's reserve (a paired site that has not reached its remote)" },
+      },
       handler: async ({ body, auth }) => {
         const node = nodes.toApi(await nodes.create(auth.orgId, body));
         return { status: 201, data: { id: node.id, slug: node.slug, url: node.url, function_type: node.function_type, status: node.status } };
@@ -21,6 +27,7 @@ export function nodeRoutes(nodes: NodeService) {
     defineRoute({
       method: 'get',
       path: '/nodes',
+      operationId: 'listNodes',
       summary: 'List nodes (newest first; in serial order with batch_id)',
       tags: ['Nodes'],
       query: ListNodesQuery,
@@ -33,6 +40,7 @@ export function nodeRoutes(nodes: NodeService) {
     defineRoute({
       method: 'get',
       path: '/nodes/{slug}',
+      operationId: 'getNode',
       summary: 'Get a node',
       tags: ['Nodes'],
       params: SlugParams,
@@ -42,6 +50,7 @@ export function nodeRoutes(nodes: NodeService) {
     defineRoute({
       method: 'patch',
       path: '/nodes/{slug}',
+      operationId: 'updateNode',
       summary: 'Update a node (payload is merged as JSON Merge Patch)',
       tags: ['Nodes'],
       params: SlugParams,
@@ -57,6 +66,7 @@ export function nodeRoutes(nodes: NodeService) {
     defineRoute({
       method: 'delete',
       path: '/nodes/{slug}',
+      operationId: 'deleteNode',
       summary: 'Delete a node, its rules and its analytics (the slug is never reused)',
       tags: ['Nodes'],
       params: SlugParams,
@@ -69,6 +79,7 @@ export function nodeRoutes(nodes: NodeService) {
     defineRoute({
       method: 'post',
       path: '/nodes/{slug}/lost',
+      operationId: 'reportNodeLost',
       summary: 'Report a node lost (still served)',
       tags: ['Nodes'],
       params: SlugParams,

@@ -10,6 +10,7 @@ export function pairingRoutes(deps: { site: SiteSync; pairing: Pairing }) {
     defineRoute({
       method: 'post',
       path: '/sync/pair',
+      operationId: 'pairWithRemote',
       summary:
         'Pair this running instance with a remote (no restart): registers with the remote using its key, keeps the key in the secret store (never in the database), tops the slug reserve up. Also replaces the key of an instance paired with that same remote that has no key or whose key the remote refuses.',
       tags: ['Sync'],
