@@ -68,6 +68,7 @@ export function allOf(parts: readonly [z.ZodType, z.ZodType, ...z.ZodType[]], id
     override: ({ jsonSchema }: { jsonSchema: JsonSchema }) => {
       jsonSchema.allOf = flattenAllOf(jsonSchema);
       for (const key of Object.keys(jsonSchema)) if (key !== 'allOf' && key !== 'description') delete jsonSchema[key];
+      jsonSchema.type = 'object';
       jsonSchema.unevaluatedProperties = false;
     },
   });

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../server/app.ts';
+import { assertContract } from './contract.ts';
 import type { WebhookSettings } from '../../server/config.ts';
 import type { Clock } from '../../server/platform/clock.ts';
 import type { SecretStore } from '../../server/platform/secrets.ts';
@@ -130,7 +131,8 @@ export async function apiRequest(base: string, method: string, path: string, bod
     headers['content-type'] = 'application/json';
     payload = typeof body === 'string' ? body : JSON.stringify(body);
   }
-  const res = await fetch(`${base}${path.startsWith('/v') || path.startsWith('/h') ? path : `/v1${path}`}`, {
+  const fullPath = path.startsWith('/v') || path.startsWith('/h') ? path : `/v1${path}`;
+  const res = await fetch(`${base}${fullPath}`, {
     method,
     headers,
     ...(payload !== undefined ? { body: payload } : {}),
@@ -143,7 +145,18 @@ export async function apiRequest(base: string, method: string, path: string, bod
   } catch {
     // not JSON (CSV, HTML, PDF …): callers read `text`
   }
+  // Every API response a test sees is held against the document (test/support/contract.ts).
+  await assertContract(base, { method, path: fullPath, body: sentJson(body) }, { status: res.status, headers: res.headers, text });
   return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+function sentJson(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
 }
 
 export interface ServerProcess {
