@@ -4,6 +4,23 @@ import type { NodeService } from './service.ts';
 
 const notFound = { description: 'Node not found' };
 
+const exampleNode = {
+  id: '0193a1e4-7c2a-7b1d-9f3e-2b6c8d4e5f60',
+  slug: 'Z8QDXM0N',
+  label: 'Front door',
+  url: 'https://w.example.com/v/Z8QDXM0N',
+  function_type: 'redirect',
+  payload: { url: 'https://example.com/menu' },
+  status: 'active',
+  hardware_id: null,
+  scan_count: 12,
+  template_id: null,
+  batch_id: null,
+  serial: null,
+  created_at: '2026-11-21T15:04:05.123Z',
+  updated_at: '2026-11-21T15:04:05.123Z',
+};
+
 export function nodeRoutes(nodes: NodeService) {
   return [
     defineRoute({
@@ -16,7 +33,11 @@ export function nodeRoutes(nodes: NodeService) {
       bodyDoc: CreateNodeRequest,
       bodyExample: { label: 'Front door', function_type: 'redirect', payload: { url: 'https://example.com/menu' } },
       responses: {
-        201: { description: 'Created', schema: NodeCreated },
+        201: {
+          description: 'Created',
+          schema: NodeCreated,
+          example: { data: { id: exampleNode.id, slug: exampleNode.slug, url: exampleNode.url, function_type: 'redirect', status: 'active' } },
+        },
         409: { description: "No slugs left in this site's reserve (a paired site that has not reached its remote)" },
       },
       handler: async ({ body, auth }) => {
@@ -31,7 +52,7 @@ export function nodeRoutes(nodes: NodeService) {
       summary: 'List nodes (newest first; in serial order with batch_id)',
       tags: ['Nodes'],
       query: ListNodesQuery,
-      responses: { 200: { description: 'Nodes', schema: Node, list: true } },
+      responses: { 200: { description: 'Nodes', schema: Node, list: true, example: { data: [exampleNode], total: 1 } } },
       handler: async ({ query, auth }) => {
         const { rows, total } = await nodes.list(auth.orgId, query);
         return { data: rows.map((n) => nodes.toApi(n)), total };
@@ -44,7 +65,7 @@ export function nodeRoutes(nodes: NodeService) {
       summary: 'Get a node',
       tags: ['Nodes'],
       params: SlugParams,
-      responses: { 200: { description: 'The node', schema: Node }, 404: notFound },
+      responses: { 200: { description: 'The node', schema: Node, example: { data: exampleNode } }, 404: notFound },
       handler: async ({ params, auth }) => ({ data: nodes.toApi(await nodes.get(auth.orgId, params.slug)) }),
     }),
     defineRoute({

@@ -25,6 +25,7 @@ export function webhookRoutes(webhooks: WebhookService) {
       summary: 'Register a webhook endpoint (the signing secret is returned only here)',
       tags: ['Webhooks'],
       body: CreateWebhookBody,
+      bodyExample: { url: 'https://hooks.example.com/waymark', events: ['node.scanned', 'batch.completed'], description: 'Analytics pipeline' },
       responses: { 201: { description: 'Created', schema: WebhookCreated } },
       handler: ({ body, auth }) => {
         const { webhook, secret } = webhooks.create(auth.orgId, body);
