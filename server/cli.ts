@@ -36,7 +36,13 @@ program
   .addOption(new Option('--scan-base <url>', 'public address printed on tags (default: the listening URL)').env('WAYMARK_SCAN_BASE'))
   .addOption(new Option('--trust-proxy', 'honour X-Forwarded-For and CF-IPCountry from a reverse proxy (env: WAYMARK_TRUST_PROXY)'))
   .addOption(
-    new Option('--webhooks-public-only', 'refuse webhook receivers on private or loopback addresses (env: WAYMARK_WEBHOOKS_PUBLIC_ONLY)'),
+    new Option(
+      '--webhooks-allow-private',
+      'accept webhook receivers on private, loopback and link-local addresses although listening beyond loopback (env: WAYMARK_WEBHOOKS_ALLOW_PRIVATE)',
+    ),
+  )
+  .addOption(
+    new Option('--webhooks-public-only', 'refuse private and loopback webhook receivers even when listening on loopback only (env: WAYMARK_WEBHOOKS_PUBLIC_ONLY)'),
   )
   .addOption(new Option('--no-nfc', 'do not start the NFC reader bridge (PC/SC) (env: WAYMARK_NO_NFC)'))
   .addOption(
@@ -55,6 +61,7 @@ program
     scanBase?: string;
     trustProxy?: boolean;
     webhooksPublicOnly?: boolean;
+    webhooksAllowPrivate?: boolean;
     webhookRetryBaseMs?: number;
     nfc?: boolean;
     remote?: string;
@@ -69,8 +76,12 @@ program
     checkDatabaseUrl(opts.database);
     keepRunningWhenOutputFails();
     const trustProxy = opts.trustProxy === true || envFlag('WAYMARK_TRUST_PROXY');
+    const publicOnly = opts.webhooksPublicOnly === true || envFlag('WAYMARK_WEBHOOKS_PUBLIC_ONLY');
+    const allowPrivate = opts.webhooksAllowPrivate === true || envFlag('WAYMARK_WEBHOOKS_ALLOW_PRIVATE');
+    if (publicOnly && allowPrivate) fail('--webhooks-public-only and --webhooks-allow-private contradict each other');
     const webhooks = {
-      publicOnly: opts.webhooksPublicOnly === true || envFlag('WAYMARK_WEBHOOKS_PUBLIC_ONLY'),
+      // Unset: refused unless listening on loopback only (serve.ts).
+      publicOnly: publicOnly ? true : allowPrivate ? false : undefined,
       retryBaseMs: opts.webhookRetryBaseMs,
     };
     let running: Awaited<ReturnType<typeof startServer>>;

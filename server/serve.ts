@@ -11,6 +11,7 @@ import { type Clock, systemClock } from './platform/clock.ts';
 import type { SecretStore } from './platform/secrets.ts';
 import { NfcBridge, type NfcBridgeOptions } from './features/nfc/bridge.ts';
 import { isDiskFull } from './http/errors.ts';
+import { isLoopbackListen } from './features/webhooks/address.ts';
 
 export interface ServeOptions {
   host: string;
@@ -28,7 +29,10 @@ export interface ServeOptions {
   secrets?: SecretStore | undefined;
   clock?: Clock;
   logger?: Logger;
-  /** Webhook delivery settings; unset fields keep their defaults. */
+  /**
+   * Webhook delivery settings; unset fields keep their defaults. `publicOnly` unset: on unless
+   * the server listens on loopback only (docs/webhooks.md, "Private and loopback receivers").
+   */
   webhooks?: Partial<WebhookSettings> | undefined;
   /**
    * Start the NFC reader bridge (a PC/SC child process with a watchdog). `true` starts one with
@@ -87,7 +91,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     dataDir: options.dataDir,
     consoleDir: options.consoleDir,
     sync: options.sync,
-    webhooks: options.webhooks,
+    webhooks: { ...options.webhooks, publicOnly: options.webhooks?.publicOnly ?? !isLoopbackListen(options.host) },
   });
   const nfc = options.nfc
     ? new NfcBridge({ log: (m) => logger.info(m), ...(typeof options.nfc === 'object' ? options.nfc : {}) })
