@@ -188,21 +188,22 @@ keysCommand
   .requiredOption('--org <id-or-name>', 'organization id, or its exact name (waymark org list)')
   .requiredOption('--name <name>', 'key name')
   .addOption(new Option('--plan <plan>', 'rate-limit plan').choices(PLANS).default('developer'))
+  .addOption(new Option('--admin', 'an instance-admin key: may also pair the instance with a remote and see its data directory'))
   .addOption(dataOption())
   .addOption(databaseOption())
   .addOption(jsonOption())
-  .action(async (opts: { org: string; name: string; plan: Plan; data: string; database?: string; json?: boolean }) => {
+  .action(async (opts: { org: string; name: string; plan: Plan; admin?: boolean; data: string; database?: string; json?: boolean }) => {
     const name = nonBlank(opts.name, '--name');
     const json = opts.json === true || envFlag('WAYMARK_JSON');
     await withKeys(opts, async (keys) => {
       const matches = await keys.findOrgs(opts.org);
       if (matches.length === 0) fail(`organization ${opts.org} not found (waymark org list shows them)`);
       if (matches.length > 1) fail(`${matches.length} organizations are named ${opts.org}: give the id instead (${matches.map((o) => o.id).join(', ')})`);
-      const { key, apiKey } = await keys.createKey(matches[0]!.id, name, opts.plan);
+      const { key, apiKey } = await keys.createKey(matches[0]!.id, name, opts.plan, undefined, undefined, { admin: opts.admin === true });
       if (json) {
-        console.log(JSON.stringify({ key: { id: key.id, name: key.name, plan: key.plan }, api_key: apiKey }));
+        console.log(JSON.stringify({ key: { id: key.id, name: key.name, plan: key.plan, admin: key.admin === 1 }, api_key: apiKey }));
       } else {
-        console.log(`Key ${key.name} (${key.id}, plan ${key.plan})`);
+        console.log(`Key ${key.name} (${key.id}, plan ${key.plan}${key.admin ? ', instance admin' : ''})`);
         console.log(`API key (shown only this once): ${apiKey}`);
       }
     });

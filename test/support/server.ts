@@ -104,7 +104,8 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
   if (!running.firstRun) throw new Error('expected a fresh data directory');
   const apiKey =
     options.limits === 'unlimited'
-      ? (await running.app.services.keys.createKey(running.firstRun.orgId, 'Test (unlimited)', 'enterprise', UNLIMITED)).apiKey
+      ? // An instance-admin key, as the first-run key it stands in for.
+        (await running.app.services.keys.createKey(running.firstRun.orgId, 'Test (unlimited)', 'enterprise', UNLIMITED, undefined, { admin: true })).apiKey
       : running.firstRun.apiKey;
   return {
     url: running.url,

@@ -1,4 +1,6 @@
 import { defineRoute } from '../../http/route.ts';
+import { ForbiddenError } from '../../platform/errors.ts';
+import { ADMIN_KEY_NEEDED } from '../keys/service.ts';
 import { SyncStatus } from '../../schemas/sync.ts';
 import { PairBody } from '../../schemas/syncPairing.ts';
 import type { Pairing } from './pairing.ts';
@@ -17,10 +19,12 @@ export function pairingRoutes(deps: { site: SiteSync; pairing: Pairing }) {
       body: PairBody,
       responses: {
         200: { description: 'Paired: the status after the first round', schema: SyncStatus },
+        403: { description: 'Not an instance-admin key: pairing changes the whole instance (docs/api.md, "Instance-admin keys")' },
         409: { description: 'Already paired (with this or another remote: re-pairing with another remote is not supported), started with --remote-key, a pairing in progress, or the remote refused (e.g. the site is registered with another organization)' },
         422: { description: 'Invalid body, the remote refused the key (its 401), or the remote could not be reached; nothing is stored' },
       },
       handler: async ({ body, auth }) => {
+        if (!auth.admin) throw new ForbiddenError(`Pairing changes the whole instance: it ${ADMIN_KEY_NEEDED}`);
         await pairing.pair(body, auth.orgId);
         return { data: await site.status(auth.orgId) };
       },
