@@ -7,7 +7,7 @@ import { assertContract } from './contract.ts';
 import type { WebhookSettings } from '../../server/config.ts';
 import type { Clock } from '../../server/platform/clock.ts';
 import type { SecretStore } from '../../server/platform/secrets.ts';
-import { type RunningServer, startServer } from '../../server/serve.ts';
+import { type HttpTimeouts, type RunningServer, startServer } from '../../server/serve.ts';
 import { freshPostgresDatabase } from './stores.ts';
 
 export const repoRoot = join(import.meta.dirname, '..', '..');
@@ -82,6 +82,7 @@ export interface TestServerOptions {
   secrets?: SecretStore;
   /** A console build to serve at /console/ (default: out/renderer). */
   consoleDir?: string;
+  httpTimeouts?: Partial<HttpTimeouts>;
 }
 
 export const UNLIMITED = { standard_per_minute: 1_000_000, batch_per_minute: 1_000_000, burst_per_second: 1_000_000 };
@@ -100,6 +101,7 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
+    ...(options.httpTimeouts ? { httpTimeouts: options.httpTimeouts } : {}),
   });
   if (!running.firstRun) throw new Error('expected a fresh data directory');
   const apiKey =
