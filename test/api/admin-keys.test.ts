@@ -29,7 +29,7 @@ describe('instance-admin keys', () => {
 
     const made = await server.api('POST', '/api-keys', { name: 'Printer station' });
     expect(made.status).toBe(201);
-    const tenant = server.running.app.services.keys.createOrgWithKey('Tenant', 'First key');
+    const tenant = await server.running.app.services.keys.createOrgWithKey('Tenant', 'First key');
     for (const key of [made.body.data.api_key as string, tenant.apiKey]) {
       const res = await as(key)('GET', '/instance');
       expect(res.status).toBe(200);
@@ -41,7 +41,7 @@ describe('instance-admin keys', () => {
 
   it('only an instance-admin key may pair the instance with a remote (403, nothing changes)', async () => {
     const made = (await server.api('POST', '/api-keys', { name: 'Not admin' })).body.data.api_key as string;
-    const tenant = server.running.app.services.keys.createOrgWithKey('Tenant 2', 'First key').apiKey;
+    const tenant = (await server.running.app.services.keys.createOrgWithKey('Tenant 2', 'First key')).apiKey;
     for (const key of [made, tenant]) {
       const res = await as(key)('POST', '/sync/pair', { remote: 'http://127.0.0.1:9', remote_key: 'wmk_x' });
       expect(res.status).toBe(403);
@@ -55,7 +55,7 @@ describe('instance-admin keys', () => {
   });
 
   it('`keys create --admin` makes one for any organization; the desktop session key of the first organization is one', async () => {
-    const tenant = server.running.app.services.keys.createOrgWithKey('Tenant 3', 'First key');
+    const tenant = await server.running.app.services.keys.createOrgWithKey('Tenant 3', 'First key');
     // Not spawnSync: the server under test runs in this process and must go on answering.
     const { stdout } = await run(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'keys', 'create', '--org', tenant.org.id, '--name', 'Ops', '--admin', '--data', server.dataDir, '--json']);
     const created = JSON.parse(stdout) as { key: { admin: boolean }; api_key: string };
@@ -63,9 +63,9 @@ describe('instance-admin keys', () => {
     const instance = await as(created.api_key)('GET', '/instance');
     expect(instance.body.data).toMatchObject({ organization: { id: tenant.org.id }, key: { admin: true }, data_dir: server.dataDir });
 
-    const session = server.running.app.services.keys.startSessionKey('Desktop app session');
+    const session = await server.running.app.services.keys.startSessionKey('Desktop app session');
     expect((await as(session.apiKey)('GET', '/instance')).body.data.key.admin).toBe(true);
-    const tenantSession = server.running.app.services.keys.startSessionKey('Desktop app session', tenant.org.id);
+    const tenantSession = await server.running.app.services.keys.startSessionKey('Desktop app session', tenant.org.id);
     expect((await as(tenantSession.apiKey)('GET', '/instance')).body.data.key.admin).toBe(false);
   }, 60_000);
 });

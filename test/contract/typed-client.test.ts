@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import openapiTS, { astToString } from 'openapi-typescript';
@@ -26,6 +26,7 @@ describe('a client generated from /v1/openapi.json (openapi-typescript + openapi
   beforeAll(async () => {
     server = await startTestServer({ limits: 'unlimited' });
     const doc = (await (await fetch(`${server.url}/v1/openapi.json`)).json()) as Parameters<typeof openapiTS>[0];
+    rmSync(generated, { recursive: true, force: true });
     mkdirSync(generated, { recursive: true });
     writeFileSync(join(generated, 'waymark-api.ts'), astToString(await openapiTS(doc)));
   }, 120_000);

@@ -12,7 +12,7 @@ describe('sync push: scans of another organization\'s node', () => {
   });
 
   it('refuses them, says so, and does not count them in scans_acked', async () => {
-    const other = remote.running.app.services.keys.createOrgWithKey('Other organization', 'First key');
+    const other = await remote.running.app.services.keys.createOrgWithKey('Other organization', 'First key');
     const asOther = (method: string, path: string, body?: unknown) => apiRequest(remote.url, method, path, body, other.apiKey);
     const node = { function_type: 'redirect', payload: { url: 'https://example.com' } };
     const mine = (await remote.api('POST', '/nodes', { ...node, label: 'Ours' })).body.data.id as string;
