@@ -54,8 +54,9 @@ function layerResponses(route: AnyRouteSpec): Record<number, ResponseDoc> {
   }
   // Bodies and (strict) queries are parsed with zod: unknown or bad fields are a 422.
   if (route.body || route.query) out[422] = { description: ERROR_TEXT[422]! };
-  // Any write can find the data volume full (errors.ts maps that to 507).
-  if (route.method !== 'get') out[507] = { description: `The data volume is full: ${INSUFFICIENT_STORAGE}` };
+  // Any write can find the data volume full (errors.ts maps that to 507); so can a read, when
+  // authentication records the key's last use (at most once a minute per key).
+  out[507] = { description: `The data volume is full: ${INSUFFICIENT_STORAGE}` };
   return out;
 }
 

@@ -161,6 +161,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
     defineRoute({
       method: 'get',
       path: '/sync/events',
+      operationId: 'streamSyncEvents',
       summary:
         'Server-sent events for the console: `status` (as GET /sync/status) now and whenever it changes, instead of polling. The server checks every 2 s; a comment every 15 s keeps the stream open.',
       tags,
