@@ -1,6 +1,6 @@
 import { defineRoute } from '../../http/route.ts';
 import { ForbiddenError } from '../../platform/errors.ts';
-import { ADMIN_KEY_NEEDED } from '../keys/service.ts';
+import { ADMIN_KEY_NEEDED } from '../keys/index.ts';
 import { SyncStatus } from '../../schemas/sync.ts';
 import { PairBody } from '../../schemas/syncPairing.ts';
 import type { Pairing } from './pairing.ts';
