@@ -12,7 +12,7 @@ const electronBan = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'out/', '.tools/', 'test-results/', 'playwright-report/', 'data/'] },
+  { ignores: ['node_modules/', 'out/', '.tools/', 'test-results/', 'playwright-report/', 'data/', 'test/contract/typed-client/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

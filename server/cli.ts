@@ -36,7 +36,13 @@ program
   .addOption(new Option('--scan-base <url>', 'public address printed on tags (default: the listening URL)').env('WAYMARK_SCAN_BASE'))
   .addOption(new Option('--trust-proxy', 'honour X-Forwarded-For and CF-IPCountry from a reverse proxy (env: WAYMARK_TRUST_PROXY)'))
   .addOption(
-    new Option('--webhooks-public-only', 'refuse webhook receivers on private or loopback addresses (env: WAYMARK_WEBHOOKS_PUBLIC_ONLY)'),
+    new Option(
+      '--webhooks-allow-private',
+      'accept webhook receivers on private, loopback and link-local addresses although listening beyond loopback (env: WAYMARK_WEBHOOKS_ALLOW_PRIVATE)',
+    ),
+  )
+  .addOption(
+    new Option('--webhooks-public-only', 'refuse private and loopback webhook receivers even when listening on loopback only (env: WAYMARK_WEBHOOKS_PUBLIC_ONLY)'),
   )
   .addOption(new Option('--no-nfc', 'do not start the NFC reader bridge (PC/SC) (env: WAYMARK_NO_NFC)'))
   .addOption(
@@ -55,6 +61,7 @@ program
     scanBase?: string;
     trustProxy?: boolean;
     webhooksPublicOnly?: boolean;
+    webhooksAllowPrivate?: boolean;
     webhookRetryBaseMs?: number;
     nfc?: boolean;
     remote?: string;
@@ -69,8 +76,12 @@ program
     checkDatabaseUrl(opts.database);
     keepRunningWhenOutputFails();
     const trustProxy = opts.trustProxy === true || envFlag('WAYMARK_TRUST_PROXY');
+    const publicOnly = opts.webhooksPublicOnly === true || envFlag('WAYMARK_WEBHOOKS_PUBLIC_ONLY');
+    const allowPrivate = opts.webhooksAllowPrivate === true || envFlag('WAYMARK_WEBHOOKS_ALLOW_PRIVATE');
+    if (publicOnly && allowPrivate) fail('--webhooks-public-only and --webhooks-allow-private contradict each other');
     const webhooks = {
-      publicOnly: opts.webhooksPublicOnly === true || envFlag('WAYMARK_WEBHOOKS_PUBLIC_ONLY'),
+      // Unset: refused unless listening on loopback only (serve.ts).
+      publicOnly: publicOnly ? true : allowPrivate ? false : undefined,
       retryBaseMs: opts.webhookRetryBaseMs,
     };
     let running: Awaited<ReturnType<typeof startServer>>;
@@ -177,21 +188,22 @@ keysCommand
   .requiredOption('--org <id-or-name>', 'organization id, or its exact name (waymark org list)')
   .requiredOption('--name <name>', 'key name')
   .addOption(new Option('--plan <plan>', 'rate-limit plan').choices(PLANS).default('developer'))
+  .addOption(new Option('--admin', 'an instance-admin key: may also pair the instance with a remote and see its data directory'))
   .addOption(dataOption())
   .addOption(databaseOption())
   .addOption(jsonOption())
-  .action(async (opts: { org: string; name: string; plan: Plan; data: string; database?: string; json?: boolean }) => {
+  .action(async (opts: { org: string; name: string; plan: Plan; admin?: boolean; data: string; database?: string; json?: boolean }) => {
     const name = nonBlank(opts.name, '--name');
     const json = opts.json === true || envFlag('WAYMARK_JSON');
     await withKeys(opts, async (keys) => {
       const matches = await keys.findOrgs(opts.org);
       if (matches.length === 0) fail(`organization ${opts.org} not found (waymark org list shows them)`);
       if (matches.length > 1) fail(`${matches.length} organizations are named ${opts.org}: give the id instead (${matches.map((o) => o.id).join(', ')})`);
-      const { key, apiKey } = await keys.createKey(matches[0]!.id, name, opts.plan);
+      const { key, apiKey } = await keys.createKey(matches[0]!.id, name, opts.plan, undefined, undefined, { admin: opts.admin === true });
       if (json) {
-        console.log(JSON.stringify({ key: { id: key.id, name: key.name, plan: key.plan }, api_key: apiKey }));
+        console.log(JSON.stringify({ key: { id: key.id, name: key.name, plan: key.plan, admin: key.admin === 1 }, api_key: apiKey }));
       } else {
-        console.log(`Key ${key.name} (${key.id}, plan ${key.plan})`);
+        console.log(`Key ${key.name} (${key.id}, plan ${key.plan}${key.admin ? ', instance admin' : ''})`);
         console.log(`API key (shown only this once): ${apiKey}`);
       }
     });

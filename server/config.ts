@@ -21,7 +21,10 @@ export interface AppConfig {
 }
 
 export interface WebhookSettings {
-  /** Refuse private and loopback receivers (`--webhooks-public-only`): on for a public instance, off on a site. */
+  /**
+   * Refuse private, loopback, link-local and metadata receivers. startServer turns it on for an
+   * instance listening on anything but loopback, unless `--webhooks-allow-private`.
+   */
   publicOnly: boolean;
   /** First retry delay; later ones scale from it (5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h). Default 5000. */
   retryBaseMs: number;

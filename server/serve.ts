@@ -11,6 +11,25 @@ import { type Clock, systemClock } from './platform/clock.ts';
 import type { SecretStore } from './platform/secrets.ts';
 import { NfcBridge, type NfcBridgeOptions } from './features/nfc/bridge.ts';
 import { isDiskFull } from './http/errors.ts';
+import { isLoopbackListen } from './features/webhooks/address.ts';
+
+/**
+ * How long a client may take (docs/api.md, "Limits"). A client that sends its headers or body a
+ * byte at a time is cut off (408) once the headers or the whole request took longer; an idle
+ * keep-alive connection is closed. Node's own defaults are 60 s / 300 s, checked every 30 s.
+ */
+export interface HttpTimeouts {
+  /** From the connection (or the end of the previous request) to the end of the headers. */
+  headersMs: number;
+  /** To the end of the whole request, body included (the remote's sync client gives up after 15 s). */
+  requestMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveMs: number;
+  /** How often Node checks the two bounds above: a slow request is cut off within bound + this. */
+  checkIntervalMs: number;
+}
+
+export const DEFAULT_HTTP_TIMEOUTS: HttpTimeouts = { headersMs: 10_000, requestMs: 30_000, keepAliveMs: 5_000, checkIntervalMs: 1_000 };
 
 export interface ServeOptions {
   host: string;
@@ -28,13 +47,18 @@ export interface ServeOptions {
   secrets?: SecretStore | undefined;
   clock?: Clock;
   logger?: Logger;
-  /** Webhook delivery settings; unset fields keep their defaults. */
+  /**
+   * Webhook delivery settings; unset fields keep their defaults. `publicOnly` unset: on unless
+   * the server listens on loopback only (docs/webhooks.md, "Private and loopback receivers").
+   */
   webhooks?: Partial<WebhookSettings> | undefined;
   /**
    * Start the NFC reader bridge (a PC/SC child process with a watchdog). `true` starts one with
    * this process's environment; an object passes its options (e.g. PCSCLITE_CSOCK_NAME in env).
    */
   nfc?: boolean | NfcBridgeOptions;
+  /** HTTP server timeouts; unset fields keep DEFAULT_HTTP_TIMEOUTS (tests shorten them). */
+  httpTimeouts?: Partial<HttpTimeouts> | undefined;
 }
 
 export interface RunningServer {
@@ -68,7 +92,13 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const logger = options.logger ?? consoleLogger;
   const opened = await openStore({ dataDir: options.dataDir, database: options.database });
   const { store, sqlite: db } = opened;
-  const server = createServer();
+  const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.httpTimeouts };
+  const server = createServer({
+    headersTimeout: timeouts.headersMs,
+    requestTimeout: timeouts.requestMs,
+    keepAliveTimeout: timeouts.keepAliveMs,
+    connectionsCheckingInterval: timeouts.checkIntervalMs,
+  });
   try {
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -87,7 +117,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     dataDir: options.dataDir,
     consoleDir: options.consoleDir,
     sync: options.sync,
-    webhooks: options.webhooks,
+    webhooks: { ...options.webhooks, publicOnly: options.webhooks?.publicOnly ?? !isLoopbackListen(options.host) },
   });
   const nfc = options.nfc
     ? new NfcBridge({ log: (m) => logger.info(m), ...(typeof options.nfc === 'object' ? options.nfc : {}) })

@@ -16,6 +16,8 @@ export type Generated<T> = T extends ColumnType<infer S, infer I, infer U>
 export interface ApiKeys {
   /** Insertion order (SQLite's implicit rowid; an identity column on PostgreSQL): orders rows created within one millisecond. */
   rowid: Generated<number>;
+  /** 1: an instance-admin key (migration 002). */
+  admin: Generated<number>;
   created_at: string;
   id: string;
   key_hash: string;

@@ -57,6 +57,9 @@ export function createHttpApp(options: HttpAppOptions): Express {
   const api = express.Router();
   const jsonParser = (limit: string) => express.json({
     limit,
+    // Not strict: `null`, `true` or `12.5` parse, and the route answers the same 400 as for `[]`
+    // ("Request body must be a JSON object") instead of "Malformed JSON body".
+    strict: false,
     // body-parser reads an empty JSON body as {}; DESIGN makes a body that is not a JSON object a
     // 400, and an empty one is not (else an empty POST got 422 "is required" for every field).
     verify: (_req, _res, buf) => {

@@ -27,15 +27,36 @@ export interface ResponseDoc {
   list?: boolean;
   /** Non-JSON content (CSV, PDF, SVG …). */
   content?: Record<string, { schema: z.ZodType }>;
+  /** Headers this response carries beside the ones every response has (X-Request-Id, X-RateLimit-*). */
+  headers?: Record<string, HeaderDoc>;
+  /** An example of the whole JSON body (`{data: …}`), shown in the document. */
+  example?: unknown;
+}
+
+export interface HeaderDoc {
+  description: string;
+  schema: z.ZodType;
+  /** Always sent with this response (default true). */
+  required?: boolean;
 }
 
 export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z.ZodType> {
   method: 'get' | 'post' | 'patch' | 'put' | 'delete';
   /** OpenAPI-style path relative to /v1, e.g. `/nodes/{slug}`. */
   path: string;
+  /** Unique across the API: the method name a generated client gets (e.g. `createNode`). */
+  operationId: string;
   summary: string;
   tags: string[];
   body?: B;
+  /**
+   * The body as the document describes it, when it is stricter than `body`: create bodies whose
+   * payload or conditions depend on function_type / rule_type. The runtime keeps parsing with
+   * `body` and checks the rest in the service, so that errors keep the spec's paths and messages.
+   */
+  bodyDoc?: z.ZodType;
+  /** An example request body, shown in the document. */
+  bodyExample?: unknown;
   query?: Q;
   params?: P;
   /** Which rate budget the call counts against (default standard). */
@@ -90,7 +111,9 @@ export function expressPath(path: string): string {
 
 /** Mounts a route: guard, body/query/params parsing with zod, the handler, the JSON reply. */
 export function mount(router: Router, deps: ApiDeps, spec: AnyRouteSpec, jsonParser: (req: Request, res: Response, next: NextFunction) => void): void {
-  router[spec.method](expressPath(spec.path), guard(deps, spec.budget ?? 'standard'), jsonParser, async (req: Request, res: Response) => {
+  // Only routes with a body read one: elsewhere a stray body is ignored, not a 400 or 413.
+  const bodyParser = spec.body ? [jsonParser] : [];
+  router[spec.method](expressPath(spec.path), guard(deps, spec.budget ?? 'standard'), ...bodyParser, async (req: Request, res: Response) => {
     let body: unknown;
     if (spec.body) {
       if (req.body === undefined || !req.is('application/json')) {

@@ -4,9 +4,11 @@ import { functionType, oneOf, queryInt, timestamp } from './common.ts';
 export const INTERVALS = ['hour', 'day', 'week'] as const;
 export type Interval = (typeof INTERVALS)[number];
 
+const ISO_INSTANT_TEXT = 'must be an ISO 8601 date or timestamp such as 2026-11-01 or 2026-11-01T00:00:00Z';
 const isoInstant = z
   .string()
-  .refine((s) => /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(s) && !Number.isNaN(Date.parse(s)), 'must be an ISO 8601 date or timestamp such as 2026-11-01 or 2026-11-01T00:00:00Z');
+  .regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}(T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]+)?)?(Z|[+-][0-9]{2}:?[0-9]{2})?)?$/, ISO_INSTANT_TEXT)
+  .refine((s) => !Number.isNaN(Date.parse(s)), ISO_INSTANT_TEXT);
 
 export const AnalyticsQuery = z
   .object({

@@ -21,10 +21,13 @@ export const functionType = oneOf(FUNCTION_TYPES).meta({ id: 'FunctionType' });
 
 /** Non-blank text with a length cap (kept exactly as sent). */
 export function text(max: number) {
+  // min(1) and the pattern say in the document what the server refuses: an empty or
+  // whitespace-only string (`\S` is exactly what String.prototype.trim() removes).
   return z
     .string({ error: 'must be a string' })
     .max(max, `must be at most ${max} characters`)
-    .refine((s) => s.trim().length > 0, 'must not be empty');
+    .min(1, 'must not be empty')
+    .regex(/\S/, 'must not be empty');
 }
 
 export function isHttpUrl(value: string): boolean {
@@ -37,20 +40,45 @@ export function isHttpUrl(value: string): boolean {
   }
 }
 
+const HTTP_URL_TEXT = 'must be an http or https URL';
+
 export const httpUrl = z
   .string({ error: 'must be a string' })
   .max(2048, 'must be at most 2048 characters')
-  .refine(isHttpUrl, 'must be an http or https URL');
+  // The pattern is what the document can say (a scheme and a host); isHttpUrl also parses it.
+  .regex(/^[Hh][Tt][Tt][Pp][Ss]?:\/\/[^/?#]/, HTTP_URL_TEXT)
+  .refine(isHttpUrl, HTTP_URL_TEXT)
+  .meta({ description: 'An absolute http or https URL', example: 'https://example.com/menu' });
 
-/** Query integers arrive as strings. */
+/**
+ * Replaces what zod renders for a query value that arrives as a string but is a number: a
+ * generated client sends a number, and the bounds are in the document.
+ */
+export function documentedAs(schema: Record<string, unknown>) {
+  return ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+    const description = jsonSchema.description;
+    for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+    Object.assign(jsonSchema, schema, description === undefined ? {} : { description });
+  };
+}
+
+/** Query integers arrive as strings; the document types them as integers with their bounds. */
 export function queryInt(min: number, max: number, fallback: number) {
   return z
     .string()
-    .regex(/^\d+$/, 'must be a whole number')
+    .regex(/^[0-9]+$/, 'must be a whole number')
     .transform(Number)
     .pipe(z.number().int().min(min, `must be at least ${min}`).max(max, `must be at most ${max}`))
     .optional()
-    .transform((v) => v ?? fallback);
+    .transform((v) => v ?? fallback)
+    .meta({
+      override: documentedAs({
+        type: 'integer',
+        minimum: min,
+        ...(max < Number.MAX_SAFE_INTEGER ? { maximum: max } : {}),
+        default: fallback,
+      }),
+    });
 }
 
 export const pagination = {

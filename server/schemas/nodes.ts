@@ -1,16 +1,39 @@
 import { z } from 'zod';
-import { FUNCTION_TYPES, NODE_STATUSES, functionType, oneOf, pagination, text, timestamp } from './common.ts';
-import { payloadObject } from './payloads.ts';
+import { FUNCTION_TYPES, type FunctionType, NODE_STATUSES, functionType, oneOf, pagination, text, timestamp } from './common.ts';
+import { discriminated, exclusive, pascal } from './documented.ts';
+import { partialPayloadSchemas, payloadObject, payloadSchemas } from './payloads.ts';
 
-export const CreateNodeBody = z
-  .strictObject({
-    label: text(200),
-    function_type: functionType,
-    payload: payloadObject,
-    template_id: z.string().max(100).optional(),
-    status: oneOf(['active', 'draft'] as const).optional().meta({ description: 'Defaults to active.' }),
-  })
-  .meta({ id: 'CreateNodeBody' });
+const createStatus = oneOf(['active', 'draft'] as const).optional().meta({ description: 'Defaults to active.' });
+const templateId = z.string().max(100).meta({ description: 'A template for this function_type (GET /v1/templates): its fields fill in the payload, its locked fields cannot be changed.' });
+
+/** What the server parses; the payload is checked against function_type in the service (NodeService.create). */
+export const CreateNodeBody = z.strictObject({
+  label: text(200),
+  function_type: functionType,
+  payload: payloadObject,
+  template_id: templateId.optional(),
+  status: createStatus,
+});
+
+/** One function type's create body: a complete payload, or any part of it with a template. */
+function createNodeOf(type: FunctionType) {
+  const common = { label: text(200), function_type: z.literal(type), status: createStatus };
+  return exclusive(
+    [
+      z.strictObject({ ...common, payload: payloadSchemas[type] }),
+      z.strictObject({ ...common, template_id: templateId, payload: partialPayloadSchemas[type] }),
+    ],
+    `Create${pascal(type)}NodeBody`,
+  );
+}
+
+/** CreateNodeBody as the document shows it: the payload schema selected by function_type. */
+export const CreateNodeRequest = discriminated(
+  'function_type',
+  Object.fromEntries(FUNCTION_TYPES.map((type) => [type, createNodeOf(type)])),
+  'CreateNodeBody',
+  'A node: its payload is the *Payload component of its function_type (with template_id, any part of it).',
+);
 
 export const UpdateNodeBody = z
   .strictObject({
@@ -19,7 +42,7 @@ export const UpdateNodeBody = z
     payload: z
       .record(z.string(), z.unknown(), { error: 'must be an object' })
       .optional()
-      .meta({ description: 'JSON Merge Patch (RFC 7396) onto the stored payload; null removes a key.' }),
+      .meta({ description: 'JSON Merge Patch (RFC 7396) onto the stored payload; null removes a key. The result must be a complete *Payload of the function_type; with a new function_type it replaces the payload.' }),
     status: oneOf(['active', 'paused', 'retired'] as const).optional(),
   })
   .meta({ id: 'UpdateNodeBody' });

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { FUNCTION_TYPES, type FunctionType } from './common.ts';
+import { partialStrict, pascal } from './documented.ts';
 import { RedirectPayload } from '../functionTypes/redirect/schema.ts';
 import { VcardPayload } from '../functionTypes/vcard/schema.ts';
 import { WifiPayload } from '../functionTypes/wifi/schema.ts';
@@ -37,4 +38,16 @@ export type Payload = Record<string, unknown>;
 /** Any JSON object (the shape is checked against the function type by the domain). */
 export const payloadObject = z
   .record(z.string(), z.unknown(), { error: 'must be an object' })
-  .meta({ description: 'Type-specific configuration; see the *Payload schemas.' });
+  .meta({ description: 'Type-specific configuration: one of the *Payload components, as function_type says.' });
+
+/**
+ * Each payload with every field optional, as a component of the document: a template's payload,
+ * or the payload of a node or batch made from a template (the template fills in the rest).
+ */
+export const partialPayloadSchemas = {} as Record<FunctionType, z.ZodType>;
+for (const type of FUNCTION_TYPES) {
+  partialPayloadSchemas[type] = partialStrict(payloadSchemas[type].shape).meta({
+    id: `${pascal(type)}PartialPayload`,
+    description: `Any fields of ${pascal(type)}Payload (a template fills in the rest).`,
+  });
+}

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { oneOf, pagination, text, timestamp } from './common.ts';
+import { documentedAs, oneOf, pagination, queryInt, text, timestamp } from './common.ts';
 
 /**
  * Label layouts are data (resources/layouts/*.json), validated with this schema when the
@@ -80,15 +80,16 @@ const offsetRange = z
   .min(-MAX_OFFSET_MM, `must be at least -${MAX_OFFSET_MM}`)
   .max(MAX_OFFSET_MM, `must be at most ${MAX_OFFSET_MM}`);
 
-/** A decimal query value in millimetres (arrives as a string). */
+/** A decimal query value in millimetres (arrives as a string; documented as a number). */
 const offsetMm = z
   .string()
-  .regex(/^[+-]?(\d+(\.\d*)?|\.\d+)$/, 'must be a number of millimetres, e.g. -0.5')
+  .regex(/^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)$/, 'must be a number of millimetres, e.g. -0.5')
   .transform(Number)
   .pipe(offsetRange)
   .optional()
   .meta({
     description: `Calibration offset in mm (−${MAX_OFFSET_MM}…${MAX_OFFSET_MM}); positive moves the print right / down. Default: the printer profile's, else 0.`,
+    override: documentedAs({ type: 'number', minimum: -MAX_OFFSET_MM, maximum: MAX_OFFSET_MM }),
   });
 
 const layoutId = z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, 'must be a layout id from GET /v1/layouts');
@@ -115,13 +116,9 @@ export const printOptionFields = {
   cut_marks: booleanFlag.meta({ description: 'Draw cut marks in the page margins (default false).' }),
   offset_x: offsetMm,
   offset_y: offsetMm,
-  start: z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .optional()
-    .transform((v) => v ?? 0)
-    .meta({ description: 'Labels already used on the first sheet (0 = start at the top-left label).' }),
+  start: queryInt(0, Number.MAX_SAFE_INTEGER, 0).meta({
+    description: 'Labels already used on the first sheet (0 = start at the top-left label).',
+  }),
 };
 
 /** GET /v1/batches/{id}/manifest?format=pdf&… */
@@ -133,13 +130,9 @@ export const LabelPdfQuery = z.strictObject(printOptionFields);
 /** GET /v1/batches/{id}/preview.svg and /v1/nodes/{slug}/label.svg: one page of the print. */
 export const PreviewQuery = z.strictObject({
   ...printOptionFields,
-  page: z
-    .string()
-    .regex(/^\d+$/, 'must be a whole number')
-    .transform(Number)
-    .optional()
-    .transform((v) => v ?? 1)
-    .meta({ description: 'Page of the print to preview, from 1 (default 1); X-Page-Count tells how many.' }),
+  page: queryInt(1, Number.MAX_SAFE_INTEGER, 1).meta({
+    description: 'Page of the print to preview, from 1 (default 1); X-Page-Count tells how many.',
+  }),
 });
 
 /** GET /v1/layouts/{id}/calibration.pdf?offset_x&offset_y&printer */

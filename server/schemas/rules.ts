@@ -1,6 +1,7 @@
 import { z } from 'zod';
-import { functionType, oneOf, pagination, timestamp } from './common.ts';
-import { payloadObject } from './payloads.ts';
+import { FUNCTION_TYPES, type FunctionType, functionType, oneOf, pagination, timestamp } from './common.ts';
+import { allOf, exclusive, pascal } from './documented.ts';
+import { payloadObject, payloadSchemas } from './payloads.ts';
 import { DeviceConditions } from '../ruleTypes/device_based/schema.ts';
 import { GeoConditions } from '../ruleTypes/geo_based/schema.ts';
 import { TimeConditions } from '../ruleTypes/time_based/schema.ts';
@@ -26,16 +27,33 @@ export const conditionSchemas = {
   traffic_split: SplitConditions,
 } as const satisfies Record<RuleType, z.ZodType>;
 
-export const CreateRuleBody = z
-  .strictObject({
-    rule_type: oneOf(RULE_TYPES),
-    conditions: z.record(z.string(), z.unknown(), { error: 'must be an object' }),
-    function_type: functionType,
-    payload: payloadObject,
-    priority: z.number().int().min(0).max(1_000_000).optional().meta({ description: 'Lower runs first; default 0.' }),
-    enabled: z.boolean().optional(),
-  })
-  .meta({ id: 'CreateRuleBody' });
+/** What the server parses; conditions and payload are checked against their types in RuleService. */
+export const CreateRuleBody = z.strictObject({
+  rule_type: oneOf(RULE_TYPES),
+  conditions: z.record(z.string(), z.unknown(), { error: 'must be an object' }),
+  function_type: functionType,
+  payload: payloadObject,
+  priority: z.number().int().min(0).max(1_000_000).optional().meta({ description: 'Lower runs first; default 0.' }),
+  enabled: z.boolean().optional(),
+});
+
+// CreateRuleBody as the document shows it: conditions selected by rule_type, payload by
+// function_type. Open objects joined by allOf (with unevaluatedProperties: false on the whole).
+const ruleConditions = exclusive(
+  RULE_TYPES.map((type) =>
+    z.object({ rule_type: z.literal(type), conditions: conditionSchemas[type] }).meta({ id: `${pascal(type)}RuleConditions` }),
+  ),
+);
+const rulePayload = exclusive(
+  FUNCTION_TYPES.map((type: FunctionType) =>
+    z.object({ function_type: z.literal(type), payload: payloadSchemas[type] }).meta({ id: `${pascal(type)}RulePayload` }),
+  ),
+);
+export const CreateRuleRequest = allOf(
+  [ruleConditions, rulePayload, z.object({ priority: CreateRuleBody.shape.priority, enabled: CreateRuleBody.shape.enabled })],
+  'CreateRuleBody',
+  'A routing rule: conditions are the *Conditions component of its rule_type, payload the *Payload component of its function_type.',
+);
 
 export const UpdateRuleBody = z
   .strictObject({

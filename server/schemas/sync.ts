@@ -177,11 +177,25 @@ export const PushBody = z
   })
   .meta({ id: 'PushBody' });
 
+export const SCAN_REFUSALS = ['node_of_another_organization', 'unknown_node'] as const;
+
+export const ScanRefusal = z
+  .object({
+    id: z.string(),
+    node_id: z.string(),
+    reason: z.enum(SCAN_REFUSALS).meta({
+      description: 'node_of_another_organization: the node belongs to another organization here; unknown_node: the remote does not have it (deleted here, or its creation was refused).',
+    }),
+  })
+  .meta({ id: 'SyncScanRefusal' });
+export type ScanRefusalT = z.infer<typeof ScanRefusal>;
+
 export const PushResult = z
   .object({
     token: z.string(),
     acked_seq: z.number().int().meta({ description: 'Every change up to this seq is applied (or logged as a conflict).' }),
-    scans_acked: z.number().int().meta({ description: 'How many scans of the request are stored (new or already there).' }),
+    scans_acked: z.number().int().meta({ description: 'How many scans of the request are stored (new or already there); refused ones are not counted.' }),
+    scans_refused: z.array(ScanRefusal).meta({ description: 'Scans of the request that are not stored, and why. The site does not send them again.' }),
   })
   .meta({ id: 'PushResult' });
 

@@ -125,8 +125,8 @@ describe('CLI', async () => {
     expect(lines).toHaveLength(1);
     const parsed = JSON.parse(lines[0]!);
     expect(Object.keys(parsed).sort()).toEqual(['api_key', 'key']);
-    expect(Object.keys(parsed.key).sort()).toEqual(['id', 'name', 'plan']);
-    expect(parsed.key).toMatchObject({ name: 'Printer', plan: 'pro' });
+    expect(Object.keys(parsed.key).sort()).toEqual(['admin', 'id', 'name', 'plan']);
+    expect(parsed.key).toMatchObject({ name: 'Printer', plan: 'pro', admin: false });
     expect(parsed.api_key).toMatch(KEY_RE);
     expect(JSON.parse((await run(['keys', 'create', '--org', org.org.id, '--name', 'D', '--data', data, '--json'])).stdout).key.plan).toBe('developer');
 

@@ -112,7 +112,7 @@ describe('GET /v1/instance and the desktop session key', () => {
       scan_base: s.running.url,
       data_dir: s.dataDir,
       organization: { id: s.running.firstRun!.orgId, name: 'Default organization' },
-      key: { plan: 'developer' },
+      key: { plan: 'developer', admin: true },
     });
     expect(res.body.data.version).toMatch(/^\d+\.\d+\.\d+/);
   });

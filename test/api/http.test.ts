@@ -53,6 +53,20 @@ describe('HTTP layer: body handling, errors, request ids, health, OpenAPI', () =
     }
   });
 
+  it('null, true, a number, a string and an array all answer the same clear 400', async () => {
+    for (const body of ['null', 'true', '12.5', '"text"', '[]']) {
+      for (const [method, path] of [['POST', '/v1/nodes'], ['POST', '/v1/sync/sites'], ['PATCH', '/v1/batches/x']] as const) {
+        const res = await raw(method, path, body, JSON_CT);
+        expect(res.status, `${method} ${path} ${body}`).toBe(400);
+        expect(res.body, `${method} ${path} ${body}`).toEqual({ data: null, error: 'Request body must be a JSON object' });
+      }
+    }
+  });
+
+  it('an endpoint without a body ignores a stray one (no 400 for what it never reads)', async () => {
+    expect((await raw('POST', '/v1/sync/run', '{not json', JSON_CT)).status).toBe(200);
+  });
+
   it('400 when a body endpoint gets no JSON content type', async () => {
     const body = JSON.stringify({ label: 'x', function_type: 'redirect', payload: { url: 'https://a.b' } });
     expectError(await raw('POST', '/v1/nodes', body, { 'content-type': 'text/plain' }), 400, /JSON/);
@@ -135,6 +149,7 @@ describe('HTTP layer: body handling, errors, request ids, health, OpenAPI', () =
         defineRoute({
           method: 'get',
           path: '/boom',
+          operationId: 'boom',
           summary: 'fails',
           tags: ['test'],
           responses: {},

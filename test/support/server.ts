@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../server/app.ts';
+import { assertContract } from './contract.ts';
 import type { WebhookSettings } from '../../server/config.ts';
 import type { Clock } from '../../server/platform/clock.ts';
 import type { SecretStore } from '../../server/platform/secrets.ts';
-import { type RunningServer, startServer } from '../../server/serve.ts';
+import { type HttpTimeouts, type RunningServer, startServer } from '../../server/serve.ts';
 import { freshPostgresDatabase } from './stores.ts';
 
 export const repoRoot = join(import.meta.dirname, '..', '..');
@@ -81,6 +82,7 @@ export interface TestServerOptions {
   secrets?: SecretStore;
   /** A console build to serve at /console/ (default: out/renderer). */
   consoleDir?: string;
+  httpTimeouts?: Partial<HttpTimeouts>;
 }
 
 export const UNLIMITED = { standard_per_minute: 1_000_000, batch_per_minute: 1_000_000, burst_per_second: 1_000_000 };
@@ -99,11 +101,13 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
+    ...(options.httpTimeouts ? { httpTimeouts: options.httpTimeouts } : {}),
   });
   if (!running.firstRun) throw new Error('expected a fresh data directory');
   const apiKey =
     options.limits === 'unlimited'
-      ? (await running.app.services.keys.createKey(running.firstRun.orgId, 'Test (unlimited)', 'enterprise', UNLIMITED)).apiKey
+      ? // An instance-admin key, as the first-run key it stands in for.
+        (await running.app.services.keys.createKey(running.firstRun.orgId, 'Test (unlimited)', 'enterprise', UNLIMITED, undefined, { admin: true })).apiKey
       : running.firstRun.apiKey;
   return {
     url: running.url,
@@ -130,7 +134,8 @@ export async function apiRequest(base: string, method: string, path: string, bod
     headers['content-type'] = 'application/json';
     payload = typeof body === 'string' ? body : JSON.stringify(body);
   }
-  const res = await fetch(`${base}${path.startsWith('/v') || path.startsWith('/h') ? path : `/v1${path}`}`, {
+  const fullPath = path.startsWith('/v') || path.startsWith('/h') ? path : `/v1${path}`;
+  const res = await fetch(`${base}${fullPath}`, {
     method,
     headers,
     ...(payload !== undefined ? { body: payload } : {}),
@@ -143,7 +148,18 @@ export async function apiRequest(base: string, method: string, path: string, bod
   } catch {
     // not JSON (CSV, HTML, PDF …): callers read `text`
   }
+  // Every API response a test sees is held against the document (test/support/contract.ts).
+  await assertContract(base, { method, path: fullPath, body: sentJson(body) }, { status: res.status, headers: res.headers, text });
   return { status: res.status, headers: res.headers, body: parsed, text };
+}
+
+function sentJson(body: unknown): unknown {
+  if (typeof body !== 'string') return body;
+  try {
+    return JSON.parse(body);
+  } catch {
+    return undefined;
+  }
 }
 
 export interface ServerProcess {

@@ -164,6 +164,10 @@ describe('webhooks on a public instance (--webhooks-public-only)', () => {
       'http://[::1]/hook',
       'http://[fd00::1]/hook',
       'http://[::ffff:127.0.0.1]/hook',
+      'http://[::127.0.0.1]/hook',
+      'http://[::ffff:169.254.169.254]/latest/meta-data',
+      'http://[64:ff9b::169.254.169.254]/latest/meta-data',
+      'http://[2002:c0a8:101::1]/hook',
       'http://2130706433/hook',
       'http://0.0.0.0/hook',
     ]) {

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { defineRoute } from '../../http/route.ts';
 import { toCsv } from '../../platform/csv.ts';
-import { Batch, CreateBatchBody, ListBatchesQuery, Manifest, ManifestQuery, UpdateBatchBody } from '../../schemas/batches.ts';
+import { Batch, CreateBatchBody, CreateBatchRequest, ListBatchesQuery, Manifest, ManifestQuery, UpdateBatchBody } from '../../schemas/batches.ts';
 import { IdParams } from '../../schemas/templates.ts';
-import { ManifestPrintQueryDoc, PDF_CONTENT, type PrintService, sendManifestPdf } from '../printing/index.ts';
+import { ManifestPrintQueryDoc, PDF_CONTENT, type PrintService, printHeaders, sendManifestPdf } from '../printing/index.ts';
 import type { BatchGenerator } from './generator.ts';
 import type { BatchService } from './service.ts';
 
@@ -14,11 +14,17 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
     defineRoute({
       method: 'post',
       path: '/batches',
+      operationId: 'createBatch',
       summary: 'Create a batch of up to 500 nodes (generated asynchronously)',
       tags: ['Batches'],
       budget: 'batch',
       body: CreateBatchBody,
-      responses: { 201: { description: 'Accepted; status is generating', schema: Batch } },
+      bodyDoc: CreateBatchRequest,
+      bodyExample: { label: 'Fair stands', prefix: 'FAIR', quantity: 50, function_type: 'redirect', base_payload: { url: 'https://example.com/fair' } },
+      responses: {
+        201: { description: 'Accepted; status is generating', schema: Batch },
+        409: { description: "Not enough slugs left in this site's reserve for the quantity (a paired site that has not reached its remote)" },
+      },
       handler: async ({ body, auth, apiBase }) => {
         const batch = await batches.create(auth.orgId, body);
         generator.kick();
@@ -28,6 +34,7 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
     defineRoute({
       method: 'get',
       path: '/batches',
+      operationId: 'listBatches',
       summary: 'List batches',
       tags: ['Batches'],
       query: ListBatchesQuery,
@@ -40,6 +47,7 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
     defineRoute({
       method: 'get',
       path: '/batches/{id}',
+      operationId: 'getBatch',
       summary: 'Get a batch (poll this for generation progress)',
       tags: ['Batches'],
       params: IdParams,
@@ -49,6 +57,7 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
     defineRoute({
       method: 'patch',
       path: '/batches/{id}',
+      operationId: 'updateBatch',
       summary: 'Rename a batch or move it to writing / deployed',
       tags: ['Batches'],
       params: IdParams,
@@ -63,11 +72,12 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
     defineRoute({
       method: 'post',
       path: '/batches/{id}/retry',
+      operationId: 'retryBatch',
       summary: 'Retry a failed batch (resumes generation)',
       tags: ['Batches'],
       budget: 'batch',
       params: IdParams,
-      responses: { 200: { description: 'Generating again', schema: Batch }, 409: { description: 'Batch is not failed' } },
+      responses: { 200: { description: 'Generating again', schema: Batch }, 404: { description: 'Batch not found' }, 409: { description: 'Batch is not failed' } },
       handler: async ({ params, auth, apiBase }) => {
         const batch = await batches.retry(auth.orgId, params.id);
         generator.kick();
@@ -77,6 +87,7 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
     defineRoute({
       method: 'get',
       path: '/batches/{id}/manifest',
+      operationId: 'getBatchManifest',
       summary: 'The batch manifest: JSON, CSV with ?format=csv, or a label sheet with ?format=pdf&layout=…',
       tags: ['Batches'],
       params: IdParams,
@@ -89,7 +100,12 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
             'text/csv': { schema: z.string() },
             ...PDF_CONTENT,
           },
+          headers: {
+            ...printHeaders(false),
+            'Content-Disposition': { description: 'CSV: attachment; filename="<prefix>-manifest.csv"; PDF: inline', schema: z.string(), required: false },
+          },
         },
+        404: { description: 'Batch not found' },
         409: { description: 'Manifest not ready' },
       },
       handler: async ({ params, query, auth, req, res, apiBase }) => {

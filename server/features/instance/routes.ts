@@ -10,7 +10,8 @@ export function instanceRoutes(config: AppConfig, keys: KeyService) {
     defineRoute({
       method: 'get',
       path: '/instance',
-      summary: 'About this instance: version, server URL, scan base, data directory, organization',
+      operationId: 'getInstance',
+      summary: 'About this instance: version, server URL, scan base, organization, the calling key (and the data directory, for an instance-admin key)',
       tags: ['Instance'],
       responses: { 200: { description: 'The instance', schema: Instance } },
       handler: async ({ auth, apiBase }) => {
@@ -20,9 +21,10 @@ export function instanceRoutes(config: AppConfig, keys: KeyService) {
           server_url: apiBase.replace(/\/v1$/, ''),
           api_base: apiBase,
           scan_base: config.scanBase,
-          data_dir: config.dataDir ? resolve(config.dataDir) : '',
+          // Where the data lives on this machine is the operator's business, not every tenant's.
+          ...(auth.admin ? { data_dir: config.dataDir ? resolve(config.dataDir) : '' } : {}),
           organization: { id: auth.orgId, name: org?.name ?? '' },
-          key: { id: auth.keyId, plan: auth.plan },
+          key: { id: auth.keyId, plan: auth.plan, admin: auth.admin },
         };
         return { data };
       },

@@ -18,9 +18,11 @@ export interface ApiKeyRow {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** 1: an instance-admin key (migration 002). */
+  admin: 0 | 1;
 }
 
-const KEY_COLUMNS = ['id', 'org_id', 'name', 'prefix', 'key_hash', 'plan', 'limits_json', 'created_at', 'last_used_at', 'revoked_at'] as const;
+const KEY_COLUMNS = ['id', 'org_id', 'name', 'prefix', 'key_hash', 'plan', 'limits_json', 'created_at', 'last_used_at', 'revoked_at', 'admin'] as const;
 const ORG_COLUMNS = ['id', 'name', 'created_at'] as const;
 
 /** Organizations and their API keys (only hashes of keys are stored). */

@@ -10,6 +10,7 @@ export function keyRoutes(keys: KeyService) {
     defineRoute({
       method: 'get',
       path: '/api-keys',
+      operationId: 'listApiKeys',
       summary: 'List the organization\'s API keys (never the keys themselves)',
       tags: ['API keys'],
       query: ListApiKeysQuery,
@@ -23,6 +24,7 @@ export function keyRoutes(keys: KeyService) {
     defineRoute({
       method: 'post',
       path: '/api-keys',
+      operationId: 'createApiKey',
       summary: 'Create an API key (shown once, in this response)',
       tags: ['API keys'],
       body: CreateApiKeyBody,
@@ -35,6 +37,7 @@ export function keyRoutes(keys: KeyService) {
     defineRoute({
       method: 'delete',
       path: '/api-keys/{id}',
+      operationId: 'revokeApiKey',
       summary: 'Revoke an API key (it fails with 401 at once)',
       tags: ['API keys'],
       params: IdParams,

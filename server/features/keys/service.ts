@@ -25,7 +25,13 @@ export interface AuthenticatedKey {
   orgId: string;
   plan: Plan;
   limits: Limits;
+  /** An instance-admin key: may act on the whole instance (pairing, the data directory). */
+  admin: boolean;
 }
+
+/** What a request made with a key that is not an instance-admin key gets where one is needed. */
+export const ADMIN_KEY_NEEDED =
+  'needs an instance-admin key: the key created with the first organization, or one made with `waymark keys create --admin`';
 
 /** Writes last_used_at at most this often per key, to keep auth off the write path. */
 const TOUCH_INTERVAL_MS = 60_000;
@@ -75,13 +81,17 @@ export class KeyService {
     return (await this.repo.countOrgs(this.store.db)) > 0;
   }
 
-  /** Creates a key; the plain key is returned once and never stored. */
+  /**
+   * Creates a key; the plain key is returned once and never stored. `admin` makes it an
+   * instance-admin key: only the operator (CLI, first start, the desktop app) asks for one.
+   */
   async createKey(
     orgId: string,
     name: string,
     plan: Plan = 'developer',
     limits?: Limits,
     db: Executor = this.store.db,
+    options: { admin?: boolean } = {},
   ): Promise<{ key: ApiKeyRow; apiKey: string }> {
     if (!(await this.repo.getOrg(db, orgId))) throw new ValidationError({ org: 'Organization not found' });
     const apiKey = generateApiKey();
@@ -96,15 +106,18 @@ export class KeyService {
       created_at: this.now(),
       last_used_at: null,
       revoked_at: null,
+      admin: options.admin ? 1 : 0,
     };
     await this.repo.insertKey(db, key);
     return { key, apiKey };
   }
 
+  /** A new organization and its first key, which is an instance-admin key when this is the instance's first organization. */
   createOrgWithKey(orgName: string, keyName: string): Promise<{ org: OrgRow; key: ApiKeyRow; apiKey: string }> {
     return this.store.transaction(async (tx) => {
+      const first = (await this.repo.countOrgs(tx)) === 0;
       const org = await this.createOrg(orgName, tx);
-      return { org, ...(await this.createKey(org.id, keyName, 'developer', undefined, tx)) };
+      return { org, ...(await this.createKey(org.id, keyName, 'developer', undefined, tx, { admin: first })) };
     });
   }
 
@@ -121,7 +134,7 @@ export class KeyService {
       key.plan === 'enterprise'
         ? (JSON.parse(key.limits_json ?? 'null') as Limits | null) ?? ENTERPRISE_DEFAULT_LIMITS
         : PLAN_LIMITS[key.plan];
-    return { keyId: key.id, orgId: key.org_id, plan: key.plan, limits };
+    return { keyId: key.id, orgId: key.org_id, plan: key.plan, limits, admin: Number(key.admin) === 1 };
   }
 
   /**
@@ -142,14 +155,16 @@ export class KeyService {
   /**
    * A key for the desktop app's own console: revokes the previous session keys of that name and
    * creates a fresh enterprise-plan key (the local console is not a rate-limited API client).
-   * Defaults to the instance's first organization.
+   * Defaults to the instance's first organization, whose session key is an instance-admin key
+   * (the person at the desktop app is the operator).
    */
   startSessionKey(name: string, orgId?: string): Promise<{ key: ApiKeyRow; apiKey: string }> {
     return this.store.transaction(async (tx) => {
-      const org = orgId ? await this.repo.getOrg(tx, orgId) : await this.repo.firstOrg(tx);
+      const first = await this.repo.firstOrg(tx);
+      const org = orgId ? await this.repo.getOrg(tx, orgId) : first;
       if (!org) throw new ValidationError({ org: 'Organization not found' });
       await this.endSessionKeys(name, org.id, tx);
-      return this.createKey(org.id, name, 'enterprise', undefined, tx);
+      return this.createKey(org.id, name, 'enterprise', undefined, tx, { admin: org.id === first?.id });
     });
   }
 

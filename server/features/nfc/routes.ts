@@ -52,16 +52,18 @@ async function nfcCall<T>(fn: () => T | Promise<T>): Promise<T> {
   }
 }
 
-const conflicts = { 403: { description: 'Not a loopback connection' }, 409: { description: 'No session, no reader, or the tag was refused (see message)' } };
+const notLocal = { 403: { description: 'Not a loopback connection' } };
+const conflicts = { ...notLocal, 409: { description: 'No session, no reader, or the tag was refused (see message)' } };
 
 export function nfcRoutes(nfc: NfcService) {
   return [
     defineRoute({
       method: 'get',
       path: '/nfc/status',
+      operationId: 'getNfcStatus',
       summary: 'NFC reader state and the active tag writing session',
       tags: ['NFC (local console)'],
-      responses: { 200: { description: 'Reader and session', schema: NfcStatusSchema }, ...conflicts },
+      responses: { 200: { description: 'Reader and session', schema: NfcStatusSchema }, ...notLocal },
       handler: async (ctx) => {
         local(ctx);
         return { data: { reader: nfc.readerStatus(), session: await nfc.session(ctx.auth.orgId) } };
@@ -70,9 +72,10 @@ export function nfcRoutes(nfc: NfcService) {
     defineRoute({
       method: 'get',
       path: '/nfc/events',
+      operationId: 'streamNfcEvents',
       summary: 'Server-sent events: reader, tag, tag.read, tag.off, tag.written, tag.refused, session',
       tags: ['NFC (local console)'],
-      responses: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: z.string() } } }, ...conflicts },
+      responses: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: z.string() } } }, ...notLocal },
       handler: async (ctx) => {
         local(ctx);
         const { res, auth } = ctx;
@@ -103,6 +106,7 @@ export function nfcRoutes(nfc: NfcService) {
     defineRoute({
       method: 'get',
       path: '/nfc/tag',
+      operationId: 'getNfcTag',
       summary: 'What the tag on the reader holds: its node, blank, or another URL (null when no tag)',
       tags: ['NFC (local console)'],
       responses: { 200: { description: 'The reading or null', schema: TagReadingSchema.nullable() }, ...conflicts },
@@ -114,9 +118,10 @@ export function nfcRoutes(nfc: NfcService) {
     defineRoute({
       method: 'get',
       path: '/nfc/session',
+      operationId: 'getNfcSession',
       summary: 'The active tag writing session (null when none)',
       tags: ['NFC (local console)'],
-      responses: { 200: { description: 'The session or null', schema: SessionSchema.nullable() }, ...conflicts },
+      responses: { 200: { description: 'The session or null', schema: SessionSchema.nullable() }, ...notLocal },
       handler: async (ctx) => {
         local(ctx);
         return { data: await nfc.session(ctx.auth.orgId) };
@@ -125,6 +130,7 @@ export function nfcRoutes(nfc: NfcService) {
     defineRoute({
       method: 'post',
       path: '/nfc/session',
+      operationId: 'startNfcSession',
       summary: 'Start (or resume) writing the tags of a ready batch',
       tags: ['NFC (local console)'],
       body: StartSessionBody,
@@ -137,6 +143,7 @@ export function nfcRoutes(nfc: NfcService) {
     defineRoute({
       method: 'post',
       path: '/nfc/session/stop',
+      operationId: 'stopNfcSession',
       summary: 'Stop the session (a new one resumes at the first unwritten serial)',
       tags: ['NFC (local console)'],
       responses: { 200: { description: 'The stopped session', schema: SessionSchema }, ...conflicts },
@@ -148,6 +155,7 @@ export function nfcRoutes(nfc: NfcService) {
     defineRoute({
       method: 'post',
       path: '/nfc/session/skip',
+      operationId: 'skipNfcSerial',
       summary: 'Skip the serial asked for now (asked again at the end)',
       tags: ['NFC (local console)'],
       responses: { 200: { description: 'The session', schema: SessionSchema }, ...conflicts },
@@ -159,6 +167,7 @@ export function nfcRoutes(nfc: NfcService) {
     defineRoute({
       method: 'post',
       path: '/nfc/session/redo',
+      operationId: 'redoNfcSerial',
       summary: 'Write a serial again on a new tag (default: the last written)',
       tags: ['NFC (local console)'],
       body: SerialBody,
@@ -171,6 +180,7 @@ export function nfcRoutes(nfc: NfcService) {
     defineRoute({
       method: 'post',
       path: '/nfc/session/lost',
+      operationId: 'reportNfcTagLost',
       summary: 'Report the tag of a serial lost (default: the one asked for); the node becomes lost',
       tags: ['NFC (local console)'],
       body: SerialBody,
@@ -183,6 +193,7 @@ export function nfcRoutes(nfc: NfcService) {
     defineRoute({
       method: 'post',
       path: '/nfc/session/retry',
+      operationId: 'retryNfcWrite',
       summary: 'Write the tag on the reader for the serial asked for (reassign: take it from its node)',
       tags: ['NFC (local console)'],
       body: RetryBody,
@@ -195,6 +206,7 @@ export function nfcRoutes(nfc: NfcService) {
     defineRoute({
       method: 'post',
       path: '/nfc/write',
+      operationId: 'writeNfcTag',
       summary: "Write one node's tag (the tag on the reader, or the next presented)",
       tags: ['NFC (local console)'],
       body: WriteNodeBody,

@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import { defineRoute } from '../../http/route.ts';
+import { type HeaderDoc, defineRoute } from '../../http/route.ts';
 import { parseOrThrow } from '../../platform/validation.ts';
 import { SlugParams } from '../../schemas/nodes.ts';
 import { Deleted } from '../../schemas/common.ts';
@@ -8,6 +8,16 @@ import { CalibrationQuery, CreatePrinterBody, LabelPdfQuery, LayoutInfo, ListPri
 import type { PreparedPdf, PrintService } from './service.ts';
 
 export const PDF_CONTENT = { 'application/pdf': { schema: z.string().meta({ description: 'A PDF document' }) } };
+
+const whole = z.string().regex(/^[0-9]+$/);
+/** The headers of a print (PDF or SVG preview); `required: false` where the same status may also answer JSON or CSV. */
+export function printHeaders(required = true): Record<string, HeaderDoc> {
+  return {
+    'X-Label-Count': { description: 'Labels in the print', schema: whole, required },
+    'X-Page-Count': { description: 'Pages in the print', schema: whole, required },
+  };
+}
+const pdfHeaders = { ...printHeaders(), 'Content-Disposition': { description: 'inline; filename="…pdf"', schema: z.string() } };
 
 /** Sends a prepared PDF; a client that goes away mid-stream is not a server error. */
 async function sendPdf(res: Response, pdf: PreparedPdf, stream: boolean): Promise<undefined> {
@@ -66,6 +76,7 @@ export function printingRoutes(print: PrintService) {
     defineRoute({
       method: 'get',
       path: '/layouts',
+      operationId: 'listLayouts',
       summary: 'Label layouts for printing (sheets and roll labels, in mm)',
       tags: ['Printing'],
       query: z.strictObject({}),
@@ -78,22 +89,24 @@ export function printingRoutes(print: PrintService) {
     defineRoute({
       method: 'get',
       path: '/layouts/{id}/calibration.pdf',
+      operationId: 'getCalibrationPdf',
       summary: 'A calibration page for a layout: label outlines and centre crosses, to measure printer offsets',
       tags: ['Printing'],
       params: z.object({ id: z.string() }),
       query: CalibrationQuery,
-      responses: { 200: { description: 'The calibration page', content: PDF_CONTENT }, 404: { description: 'Not found (unknown layout)' } },
+      responses: { 200: { description: 'The calibration page', content: PDF_CONTENT, headers: pdfHeaders }, 404: { description: 'Not found (unknown layout)' } },
       handler: async ({ params, query, auth, res }) => sendPdf(res, await print.calibrationPdf(auth.orgId, params.id, query), false),
     }),
     defineRoute({
       method: 'get',
       path: '/nodes/{slug}/label.pdf',
+      operationId: 'getNodeLabelPdf',
       summary: "One node's label as a PDF (vector QR code of its upper-case scan URL)",
       tags: ['Printing'],
       params: SlugParams,
       query: LabelPdfQuery,
       responses: {
-        200: { description: 'The label', content: PDF_CONTENT },
+        200: { description: 'The label', content: PDF_CONTENT, headers: pdfHeaders },
         404: { description: 'Node not found' },
       },
       handler: async ({ params, query, auth, res }) => sendPdf(res, await print.nodePdf(auth.orgId, params.slug, query), false),
@@ -101,12 +114,13 @@ export function printingRoutes(print: PrintService) {
     defineRoute({
       method: 'get',
       path: '/batches/{id}/preview.svg',
+      operationId: 'getBatchPreviewSvg',
       summary: "Preview one page of a batch's label sheets as SVG (same options as ?format=pdf, plus page)",
       tags: ['Printing'],
       params: PrinterParams,
       query: PreviewQuery,
       responses: {
-        200: { description: 'The page', content: SVG_CONTENT },
+        200: { description: 'The page', content: SVG_CONTENT, headers: printHeaders() },
         404: { description: 'Batch not found' },
         409: { description: 'Manifest not ready' },
       },
@@ -115,16 +129,18 @@ export function printingRoutes(print: PrintService) {
     defineRoute({
       method: 'get',
       path: '/nodes/{slug}/label.svg',
+      operationId: 'getNodeLabelSvg',
       summary: "Preview a node's label (on its sheet) as SVG",
       tags: ['Printing'],
       params: SlugParams,
       query: PreviewQuery,
-      responses: { 200: { description: 'The page', content: SVG_CONTENT }, 404: { description: 'Node not found' } },
+      responses: { 200: { description: 'The page', content: SVG_CONTENT, headers: printHeaders() }, 404: { description: 'Node not found' } },
       handler: async ({ params, query, auth, res }) => sendPreview(res, await print.nodePdf(auth.orgId, params.slug, query), query.page),
     }),
     defineRoute({
       method: 'post',
       path: '/printers',
+      operationId: 'createPrinter',
       summary: 'Save a printer profile (its calibration offsets and usual layout)',
       tags: ['Printing'],
       body: CreatePrinterBody,
@@ -134,6 +150,7 @@ export function printingRoutes(print: PrintService) {
     defineRoute({
       method: 'get',
       path: '/printers',
+      operationId: 'listPrinters',
       summary: 'List printer profiles (newest first)',
       tags: ['Printing'],
       query: ListPrintersQuery,
@@ -146,6 +163,7 @@ export function printingRoutes(print: PrintService) {
     defineRoute({
       method: 'get',
       path: '/printers/{id}',
+      operationId: 'getPrinter',
       summary: 'Get a printer profile',
       tags: ['Printing'],
       params: PrinterParams,
@@ -155,6 +173,7 @@ export function printingRoutes(print: PrintService) {
     defineRoute({
       method: 'patch',
       path: '/printers/{id}',
+      operationId: 'updatePrinter',
       summary: 'Update a printer profile (e.g. after calibrating)',
       tags: ['Printing'],
       params: PrinterParams,
@@ -165,6 +184,7 @@ export function printingRoutes(print: PrintService) {
     defineRoute({
       method: 'delete',
       path: '/printers/{id}',
+      operationId: 'deletePrinter',
       summary: 'Delete a printer profile',
       tags: ['Printing'],
       params: PrinterParams,

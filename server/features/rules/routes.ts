@@ -1,7 +1,7 @@
 import { defineRoute } from '../../http/route.ts';
 import { Deleted } from '../../schemas/common.ts';
 import { Node, SlugParams } from '../../schemas/nodes.ts';
-import { CreateRuleBody, ListRulesQuery, Rule, RuleParams, UpdateRuleBody } from '../../schemas/rules.ts';
+import { CreateRuleBody, CreateRuleRequest, ListRulesQuery, Rule, RuleParams, UpdateRuleBody } from '../../schemas/rules.ts';
 import type { NodeService } from '../nodes/index.ts';
 import type { RuleService } from './service.ts';
 
@@ -10,21 +10,25 @@ export function ruleRoutes(rules: RuleService, nodes: NodeService) {
     defineRoute({
       method: 'post',
       path: '/nodes/{slug}/rules',
+      operationId: 'createRule',
       summary: 'Create a routing rule',
       tags: ['Routing rules'],
       params: SlugParams,
       body: CreateRuleBody,
+      bodyDoc: CreateRuleRequest,
+      bodyExample: { rule_type: 'geo_based', conditions: { countries: ['FR', 'BE'] }, function_type: 'redirect', payload: { url: 'https://example.com/fr' }, priority: 10 },
       responses: { 201: { description: 'Created', schema: Rule }, 404: { description: 'Node not found' } },
       handler: async ({ params, body, auth }) => ({ status: 201, data: rules.toApi(await rules.create(auth.orgId, params.slug, body)) }),
     }),
     defineRoute({
       method: 'get',
       path: '/nodes/{slug}/rules',
+      operationId: 'listRules',
       summary: 'List a node\'s rules in evaluation order',
       tags: ['Routing rules'],
       params: SlugParams,
       query: ListRulesQuery,
-      responses: { 200: { description: 'Rules', schema: Rule, list: true } },
+      responses: { 200: { description: 'Rules', schema: Rule, list: true }, 404: { description: 'Node not found' } },
       handler: async ({ params, query, auth }) => {
         // A node's rules are few and all read for every scan anyway: page the ordered list.
         const all = await rules.list(auth.orgId, params.slug);
@@ -34,6 +38,7 @@ export function ruleRoutes(rules: RuleService, nodes: NodeService) {
     defineRoute({
       method: 'get',
       path: '/nodes/{slug}/rules/{ruleId}',
+      operationId: 'getRule',
       summary: 'Get a rule',
       tags: ['Routing rules'],
       params: RuleParams,
@@ -43,6 +48,7 @@ export function ruleRoutes(rules: RuleService, nodes: NodeService) {
     defineRoute({
       method: 'patch',
       path: '/nodes/{slug}/rules/{ruleId}',
+      operationId: 'updateRule',
       summary: 'Update a rule',
       tags: ['Routing rules'],
       params: RuleParams,
@@ -53,6 +59,7 @@ export function ruleRoutes(rules: RuleService, nodes: NodeService) {
     defineRoute({
       method: 'delete',
       path: '/nodes/{slug}/rules/{ruleId}',
+      operationId: 'deleteRule',
       summary: 'Delete a rule',
       tags: ['Routing rules'],
       params: RuleParams,
@@ -65,6 +72,7 @@ export function ruleRoutes(rules: RuleService, nodes: NodeService) {
     defineRoute({
       method: 'post',
       path: '/nodes/{slug}/rules/{ruleId}/promote',
+      operationId: 'promoteRule',
       summary: 'Promote a split-test variant: its content becomes the node\'s payload and the node\'s traffic_split rules are deleted',
       tags: ['Routing rules'],
       params: RuleParams,

@@ -23,6 +23,7 @@ export function scanRoutes({ nodes, rules, analytics, scanBase }: ScanRouteDeps)
     defineRoute({
       method: 'get',
       path: '/nodes/{slug}/analytics',
+      operationId: 'getNodeAnalytics',
       summary: 'Scan analytics of a node: totals, unique visitors, time series, breakdowns and split-test variants (human scans only)',
       tags: ['Analytics'],
       params: SlugParams,
@@ -38,6 +39,7 @@ export function scanRoutes({ nodes, rules, analytics, scanBase }: ScanRouteDeps)
     defineRoute({
       method: 'get',
       path: '/analytics',
+      operationId: 'getOrgAnalytics',
       summary: 'Organization-wide scan analytics with the top nodes (human scans only)',
       tags: ['Analytics'],
       query: OrgAnalyticsQuery,
@@ -50,6 +52,7 @@ export function scanRoutes({ nodes, rules, analytics, scanBase }: ScanRouteDeps)
     defineRoute({
       method: 'get',
       path: '/nodes/{slug}/scans',
+      operationId: 'listNodeScans',
       summary: 'Scan events of a node, newest first (JSON pages, or all of them as CSV with ?format=csv)',
       tags: ['Analytics'],
       params: SlugParams,
@@ -61,6 +64,7 @@ export function scanRoutes({ nodes, rules, analytics, scanBase }: ScanRouteDeps)
             'application/json': { schema: z.object({ data: z.array(ScanEvent), total: z.number().int() }) },
             'text/csv': { schema: z.string() },
           },
+          headers: { 'Content-Disposition': { description: 'CSV only: attachment; filename="<slug>-scans.csv"', schema: z.string(), required: false } },
         },
         404: { description: 'Node not found' },
       },
@@ -95,12 +99,17 @@ export function scanRoutes({ nodes, rules, analytics, scanBase }: ScanRouteDeps)
     defineRoute({
       method: 'get',
       path: '/nodes/{slug}/qr',
+      operationId: 'getNodeQr',
       summary: 'QR code of the node\'s scan URL (upper case, so that alphanumeric mode applies)',
       tags: ['Nodes'],
       params: SlugParams,
       query: QrQuery,
       responses: {
-        200: { description: 'QR code', content: { 'image/svg+xml': { schema: z.string() }, 'image/png': { schema: z.string() } } },
+        200: {
+          description: 'QR code',
+          content: { 'image/svg+xml': { schema: z.string() }, 'image/png': { schema: z.string() } },
+          headers: { 'Content-Disposition': { description: 'inline; filename="<slug>.svg|png"', schema: z.string() } },
+        },
         404: { description: 'Node not found' },
       },
       handler: async ({ params, query, auth, res }) => {

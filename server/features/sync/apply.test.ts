@@ -239,8 +239,11 @@ describe('field-level last-writer-wins', () => {
 
     const scan = (id: string) => ({ id, node_id: 'n1', ts: T0, device_type: 'mobile', os: 'ios', browser: null, country: null, source: 'qr', rule_id: null, outcome: 'redirect', is_bot: 0, visitor_hash: 'h' });
     const applyScans = (scans: Array<ReturnType<typeof scan>>) => i.store.transaction((tx) => i.applier.applyScans(tx, scans, i.orgId));
-    expect(await applyScans([scan('site-a/1:1'), scan('site-a/1:2')])).toHaveLength(2);
-    expect((await applyScans([scan('site-a/1:2'), scan('site-a/1:3'), { ...scan('x:1'), node_id: 'gone' }])).map((s) => s.id)).toEqual(['site-a/1:3']);
+    expect((await applyScans([scan('site-a/1:1'), scan('site-a/1:2')])).added).toHaveLength(2);
+    const again = await applyScans([scan('site-a/1:2'), scan('site-a/1:3'), { ...scan('x:1'), node_id: 'gone' }]);
+    expect(again.added.map((s) => s.id)).toEqual(['site-a/1:3']);
+    expect(again.stored).toBe(2);
+    expect(again.refused).toEqual([{ id: 'x:1', node_id: 'gone', reason: 'unknown_node' }]);
     expect((await i.db.selectFrom('nodes').select('scan_count').where('id', '=', 'n1').executeTakeFirstOrThrow()).scan_count).toBe(3);
   });
 });

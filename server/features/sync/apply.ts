@@ -1,6 +1,6 @@
 import type { ChangeCapture } from '../../db/changeCapture.ts';
 import type { Executor } from '../../db/store.ts';
-import type { SyncChangeT, SyncScanT } from '../../schemas/sync.ts';
+import type { ScanRefusalT, SyncChangeT, SyncScanT } from '../../schemas/sync.ts';
 import { newer } from '../../platform/hlc.ts';
 import type { ReplicationRepo, Version } from './repo.ts';
 
@@ -89,19 +89,35 @@ export class ChangeApplier {
     }
   }
 
-  /** Stores pushed scans once each (by global id) and raises scan_count; returns the new ones with their local ids. */
-  async applyScans(tx: Executor, scans: SyncScanT[], orgId: string): Promise<Array<SyncScanT & { local: number }>> {
+  /**
+   * Stores pushed scans once each (by global id) and raises scan_count. `added`: the new ones with
+   * their local ids; `stored`: how many are here now (new or already there); `refused`: scans of
+   * a node of another organization, or of a node this instance does not have (deleted here, or
+   * never accepted), which are not stored.
+   */
+  async applyScans(
+    tx: Executor,
+    scans: SyncScanT[],
+    orgId: string,
+  ): Promise<{ added: Array<SyncScanT & { local: number }>; stored: number; refused: ScanRefusalT[] }> {
     const counts = new Map<string, number>();
     const added: Array<SyncScanT & { local: number }> = [];
+    const refused: ScanRefusalT[] = [];
+    let stored = 0;
     for (const s of scans) {
-      if ((await this.repo.nodeOrg(tx, s.node_id)) !== orgId) continue; // node deleted (or never accepted) here
+      const owner = await this.repo.nodeOrg(tx, s.node_id);
+      if (owner !== orgId) {
+        refused.push({ id: s.id, node_id: s.node_id, reason: owner === undefined ? 'unknown_node' : 'node_of_another_organization' });
+        continue;
+      }
+      stored++;
       const local = await this.repo.insertScan(tx, orgId, s);
       if (local === null) continue;
       added.push({ ...s, local });
       if (!s.is_bot) counts.set(s.node_id, (counts.get(s.node_id) ?? 0) + 1);
     }
     for (const [nodeId, n] of counts) await this.repo.addScanCount(tx, nodeId, n);
-    return added;
+    return { added, stored, refused };
   }
 
   private async applyOne(tx: Executor, change: SyncChangeT, ctx: ApplyContext): Promise<void> {

@@ -220,9 +220,9 @@ export class RemoteChanges {
         last = change.seq;
       }
       const scans = await this.applier.applyScans(tx, input.scans, orgId);
-      if (scans.length) await this.events?.scanned(tx, orgId, scans);
+      if (scans.added.length) await this.events?.scanned(tx, orgId, scans.added);
       await this.rows.setPushState(tx, input.site_id, input.incarnation, last);
-      return { token: input.next_token, acked_seq: last, scans_acked: input.scans.length };
+      return { token: input.next_token, acked_seq: last, scans_acked: scans.stored, scans_refused: scans.refused };
     });
   }
 

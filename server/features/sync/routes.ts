@@ -35,6 +35,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
     defineRoute({
       method: 'post',
       path: '/sync/push',
+      operationId: 'pushSyncChanges',
       summary: 'Remote side: apply a site\'s changes (idempotent by seq, in order, one transaction) and its scans',
       tags,
       body: PushBody,
@@ -51,6 +52,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
     defineRoute({
       method: 'get',
       path: '/sync/changes',
+      operationId: 'listSyncChanges',
       summary: 'Remote side: the change feed of the key\'s organization after an opaque cursor, without the asking writer\'s own changes',
       tags,
       query: ChangesQuery,
@@ -62,6 +64,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
     defineRoute({
       method: 'get',
       path: '/sync/conflicts',
+      operationId: 'listSyncConflicts',
       summary: 'Conflicts sync found on this instance (block conflicts, edits after a delete, refused slugs, serial clashes)',
       tags,
       responses: { 200: { description: 'Conflicts, oldest first', schema: SyncConflict, list: true } },
@@ -73,10 +76,15 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
     defineRoute({
       method: 'post',
       path: '/sync/conflicts/{id}/resolve',
+      operationId: 'resolveSyncConflict',
       summary: 'Mark a conflict as seen: it leaves the status (it stays in GET /sync/conflicts with resolved_at)',
       tags,
       params: z.strictObject({ id: z.coerce.number().int().min(1) }),
-      responses: { 200: { description: 'The conflict', schema: SyncConflict }, 404: { description: 'No such conflict' } },
+      responses: {
+        200: { description: 'The conflict', schema: SyncConflict },
+        404: { description: 'No such conflict' },
+        422: { description: 'The id is not a positive whole number' },
+      },
       handler: async ({ params, auth }) => {
         const c = await site.resolveConflict(auth.orgId, params.id);
         if (!c) throw new NotFoundError('Conflict not found');
@@ -86,6 +94,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
     defineRoute({
       method: 'post',
       path: '/sync/sites',
+      operationId: 'registerSyncSite',
       summary: 'Remote side: register a site (or a new incarnation of one) with the key\'s organization, claiming the blocks it took before pairing',
       tags,
       body: RegisterSiteBody,
@@ -98,6 +107,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
     defineRoute({
       method: 'get',
       path: '/sync/sites',
+      operationId: 'listSyncSites',
       summary: 'Remote side: sites registered for this organization, their incarnations and leased blocks',
       tags,
       responses: { 200: { description: 'Sites', schema: SiteSummary, list: true } },
@@ -109,6 +119,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
     defineRoute({
       method: 'post',
       path: '/sync/leases',
+      operationId: 'leaseSlugBlocks',
       summary: 'Remote side: lease more slug blocks to a registered site incarnation',
       tags,
       body: LeaseBody,
@@ -121,6 +132,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
     defineRoute({
       method: 'post',
       path: '/sync/slugs/verify',
+      operationId: 'verifySyncSlugs',
       summary: 'Remote side: check that slugs lie in blocks leased to a site (push refuses any that do not)',
       tags,
       body: VerifySlugsBody,
@@ -139,6 +151,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
     defineRoute({
       method: 'get',
       path: '/sync/status',
+      operationId: 'getSyncStatus',
       summary:
         'Sync state of this instance: pairing, reachability, slug reserve, changes not yet pushed, unresolved conflicts.',
       tags,
@@ -148,6 +161,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
     defineRoute({
       method: 'get',
       path: '/sync/events',
+      operationId: 'streamSyncEvents',
       summary:
         'Server-sent events for the console: `status` (as GET /sync/status) now and whenever it changes, instead of polling. The server checks every 2 s; a comment every 15 s keeps the stream open.',
       tags,
@@ -171,6 +185,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
     defineRoute({
       method: 'post',
       path: '/sync/run',
+      operationId: 'runSync',
       summary: 'Sync now (ignores back-off), then answer the status',
       tags,
       responses: { 200: { description: 'Status after the round', schema: SyncStatus } },

@@ -264,6 +264,9 @@ export class SiteSync {
         await changes.markPushed(tx, result.acked_seq, scans.length ? scans[scans.length - 1]!.local : null);
         await this.acceptToken(tx, nextToken);
       });
+      // Refused scans are not sent again (their node is not the remote's to count): say so once.
+      const refused = result.scans_refused ?? [];
+      if (refused.length > 0) this.logger.info(`sync: the remote refused ${refused.length} scan(s): ${[...new Set(refused.map((r) => r.reason))].join(', ')}`);
       if (page.length < pageSize && scans.length < pageSize * 5) return;
     }
   }

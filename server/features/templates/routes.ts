@@ -1,6 +1,6 @@
 import { defineRoute } from '../../http/route.ts';
 import { Deleted } from '../../schemas/common.ts';
-import { CreateTemplateBody, IdParams, ListTemplatesQuery, Template, UpdateTemplateBody } from '../../schemas/templates.ts';
+import { CreateTemplateBody, CreateTemplateRequest, IdParams, ListTemplatesQuery, Template, UpdateTemplateBody } from '../../schemas/templates.ts';
 import type { TemplateService } from './service.ts';
 
 export function templateRoutes(templates: TemplateService) {
@@ -8,15 +8,19 @@ export function templateRoutes(templates: TemplateService) {
     defineRoute({
       method: 'post',
       path: '/templates',
+      operationId: 'createTemplate',
       summary: 'Create a template',
       tags: ['Templates'],
       body: CreateTemplateBody,
+      bodyDoc: CreateTemplateRequest,
+      bodyExample: { name: 'Guest Wi-Fi', function_type: 'wifi', payload: { ssid: 'Guests', security: 'WPA2' }, locked_fields: ['ssid'] },
       responses: { 201: { description: 'Created', schema: Template } },
       handler: async ({ body, auth }) => ({ status: 201, data: templates.toApi(await templates.create(auth.orgId, body)) }),
     }),
     defineRoute({
       method: 'get',
       path: '/templates',
+      operationId: 'listTemplates',
       summary: 'List templates',
       tags: ['Templates'],
       query: ListTemplatesQuery,
@@ -29,6 +33,7 @@ export function templateRoutes(templates: TemplateService) {
     defineRoute({
       method: 'get',
       path: '/templates/{id}',
+      operationId: 'getTemplate',
       summary: 'Get a template',
       tags: ['Templates'],
       params: IdParams,
@@ -38,6 +43,7 @@ export function templateRoutes(templates: TemplateService) {
     defineRoute({
       method: 'patch',
       path: '/templates/{id}',
+      operationId: 'updateTemplate',
       summary: 'Update a template (locked-field changes reach every bound node)',
       tags: ['Templates'],
       params: IdParams,
@@ -48,6 +54,7 @@ export function templateRoutes(templates: TemplateService) {
     defineRoute({
       method: 'delete',
       path: '/templates/{id}',
+      operationId: 'deleteTemplate',
       summary: 'Delete a template (bound nodes keep their payload and are unbound)',
       tags: ['Templates'],
       params: IdParams,

@@ -21,9 +21,11 @@ export function webhookRoutes(webhooks: WebhookService) {
     defineRoute({
       method: 'post',
       path: '/webhooks',
+      operationId: 'createWebhook',
       summary: 'Register a webhook endpoint (the signing secret is returned only here)',
       tags: ['Webhooks'],
       body: CreateWebhookBody,
+      bodyExample: { url: 'https://hooks.example.com/waymark', events: ['node.scanned', 'batch.completed'], description: 'Analytics pipeline' },
       responses: { 201: { description: 'Created', schema: WebhookCreated } },
       handler: ({ body, auth }) => {
         const { webhook, secret } = webhooks.create(auth.orgId, body);
@@ -33,6 +35,7 @@ export function webhookRoutes(webhooks: WebhookService) {
     defineRoute({
       method: 'get',
       path: '/webhooks',
+      operationId: 'listWebhooks',
       summary: 'List webhook endpoints (newest first)',
       tags: ['Webhooks'],
       query: ListWebhooksQuery,
@@ -45,6 +48,7 @@ export function webhookRoutes(webhooks: WebhookService) {
     defineRoute({
       method: 'get',
       path: '/webhooks/{id}',
+      operationId: 'getWebhook',
       summary: 'Get a webhook endpoint',
       tags: ['Webhooks'],
       params: WebhookIdParams,
@@ -54,6 +58,7 @@ export function webhookRoutes(webhooks: WebhookService) {
     defineRoute({
       method: 'patch',
       path: '/webhooks/{id}',
+      operationId: 'updateWebhook',
       summary: 'Update a webhook endpoint (active=true re-enables a disabled one)',
       tags: ['Webhooks'],
       params: WebhookIdParams,
@@ -64,6 +69,7 @@ export function webhookRoutes(webhooks: WebhookService) {
     defineRoute({
       method: 'delete',
       path: '/webhooks/{id}',
+      operationId: 'deleteWebhook',
       summary: 'Delete a webhook endpoint and its delivery queue',
       tags: ['Webhooks'],
       params: WebhookIdParams,
@@ -76,6 +82,7 @@ export function webhookRoutes(webhooks: WebhookService) {
     defineRoute({
       method: 'post',
       path: '/webhooks/{id}/rotate-secret',
+      operationId: 'rotateWebhookSecret',
       summary: 'Rotate the signing secret (the old one keeps signing alongside for 24 hours)',
       tags: ['Webhooks'],
       params: WebhookIdParams,
@@ -88,6 +95,7 @@ export function webhookRoutes(webhooks: WebhookService) {
     defineRoute({
       method: 'post',
       path: '/webhooks/{id}/test',
+      operationId: 'testWebhook',
       summary: 'Send a webhook.test event to this endpoint',
       tags: ['Webhooks'],
       params: WebhookIdParams,
@@ -101,6 +109,7 @@ export function webhookRoutes(webhooks: WebhookService) {
     defineRoute({
       method: 'get',
       path: '/webhooks/{id}/deliveries',
+      operationId: 'listWebhookDeliveries',
       summary: 'List deliveries with their attempts (newest first)',
       tags: ['Webhooks'],
       params: WebhookIdParams,
@@ -114,6 +123,7 @@ export function webhookRoutes(webhooks: WebhookService) {
     defineRoute({
       method: 'get',
       path: '/webhooks/{id}/deliveries/{deliveryId}',
+      operationId: 'getWebhookDelivery',
       summary: 'Get one delivery with its attempts',
       tags: ['Webhooks'],
       params: DeliveryParams,
@@ -123,6 +133,7 @@ export function webhookRoutes(webhooks: WebhookService) {
     defineRoute({
       method: 'post',
       path: '/webhooks/{id}/deliveries/{deliveryId}/redeliver',
+      operationId: 'redeliverWebhookDelivery',
       summary: 'Send a delivery again now (same webhook-id, fresh retry schedule)',
       tags: ['Webhooks'],
       params: DeliveryParams,

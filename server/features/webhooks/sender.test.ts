@@ -1,7 +1,7 @@
 import { lookup } from 'node:dns/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../../../test/support/receiver.ts';
-import { createPrivateAddressList, isPrivateAddress, isPrivateHost } from './address.ts';
+import { createPrivateAddressList, embeddedIPv4, isLoopbackListen, isPrivateAddress, isPrivateHost } from './address.ts';
 import { WebhookSender } from './sender.ts';
 
 const privateList = createPrivateAddressList();
@@ -19,6 +19,40 @@ describe('private address detection', () => {
     expect(isPrivateHost(privateList, 'LOCALHOST.')).toBe(true);
     expect(isPrivateHost(privateList, 'hooks.localhost')).toBe(true);
     expect(isPrivateHost(privateList, 'hooks.example.com')).toBe(false);
+  });
+
+  it('judges IPv6 forms that carry an IPv4 address by that address, whatever the notation', () => {
+    // How the URL parser hands them over: `http://[::127.0.0.1]/` has hostname `[::7f00:1]`.
+    expect(new URL('http://[::127.0.0.1]/').hostname).toBe('[::7f00:1]');
+    expect(new URL('http://[::ffff:127.0.0.1]/').hostname).toBe('[::ffff:7f00:1]');
+    for (const ip of [
+      '::127.0.0.1', // IPv4-compatible
+      '::7f00:1',
+      '::ffff:7f00:1', // IPv4-mapped, hex
+      '::ffff:a9fe:a9fe', // mapped 169.254.169.254
+      '0:0:0:0:0:ffff:192.168.1.1',
+      '::ffff:0:10.1.2.3', // IPv4-translated
+      '64:ff9b::a9fe:a9fe', // NAT64 of the metadata address
+      '64:ff9b:1::a00:1', // local-use NAT64
+      '2002:a00:1::1', // 6to4 of 10.0.0.1
+      '2002:c0a8:101::', // 6to4 of 192.168.1.1
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2', // Teredo
+      'fec0::1', // site-local
+      '168.63.129.16', // Azure platform endpoint
+      'fd00:ec2::254', // AWS IMDS over IPv6 (ULA)
+    ]) {
+      expect(isPrivateAddress(privateList, ip), ip).toBe(true);
+    }
+    for (const ip of ['2002:808:808::1', '::ffff:1.1.1.1', '2a00:1450:4007:80e::200e']) expect(isPrivateAddress(privateList, ip), ip).toBe(false);
+    expect(embeddedIPv4('::ffff:7f00:1')).toBe('127.0.0.1');
+    expect(embeddedIPv4('2002:c0a8:101::')).toBe('192.168.1.1');
+    expect(embeddedIPv4('2606:4700::1111')).toBeUndefined();
+    for (const host of ['[::127.0.0.1]', '[::ffff:7f00:1]', '[64:ff9b::7f00:1]']) expect(isPrivateHost(privateList, new URL(`http://${host}/`).hostname), host).toBe(true);
+  });
+
+  it('tells a loopback-only listening address from one the network reaches', () => {
+    for (const host of ['127.0.0.1', '127.0.0.2', 'localhost', '::1', '[::1]', '::ffff:127.0.0.1']) expect(isLoopbackListen(host), host).toBe(true);
+    for (const host of ['0.0.0.0', '::', '192.168.1.20', '10.0.0.5', 'fe80::1', '::ffff:10.0.0.1']) expect(isLoopbackListen(host), host).toBe(false);
   });
 });
 

@@ -10,5 +10,5 @@ export const DeviceConditions = z
     os: z.array(oneOf(OPERATING_SYSTEMS)).min(1).optional(),
   })
   .refine((c) => c.devices !== undefined || c.os !== undefined, 'must set devices or os')
-  .meta({ id: 'DeviceConditions' });
+  .meta({ id: 'DeviceConditions', anyOf: [{ required: ['devices'] }, { required: ['os'] }] });
 export type DeviceConditionsT = z.infer<typeof DeviceConditions>;

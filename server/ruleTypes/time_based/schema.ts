@@ -21,7 +21,7 @@ function isTimeZone(name: string): boolean {
   return known;
 }
 
-const hhmm = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'must be a time HH:MM (00:00 to 23:59)');
+const hhmm = z.string().regex(/^([01][0-9]|2[0-3]):[0-5][0-9]$/, 'must be a time HH:MM (00:00 to 23:59)');
 
 export const TimeWindow = z.strictObject({
   days: z
