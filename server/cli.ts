@@ -106,6 +106,13 @@ program
     } else {
       console.log(`Console: ${running.url}/console/`);
     }
+    const loopback = await running.app.services.organizations.loopbackScanBase();
+    if (loopback) {
+      console.log(
+        `Warning: the scan base ${loopback} is a loopback address: phones cannot open its scan URLs, so labels and NFC writes are refused. ` +
+          'Set a scan domain with --scan-base https://w.example.com (or WAYMARK_SCAN_BASE), or per organization in the console (Settings).',
+      );
+    }
     let stopping = false;
     const shutdown = (signal: string) => {
       if (stopping) return;

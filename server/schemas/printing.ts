@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { allowLocalScanBaseQuery } from './organization.ts';
 import { oneOf, pagination, text, timestamp } from './common.ts';
 
 /**
@@ -125,10 +126,10 @@ export const printOptionFields = {
 };
 
 /** GET /v1/batches/{id}/manifest?format=pdf&… */
-export const ManifestPdfQuery = z.strictObject({ format: z.literal('pdf'), ...printOptionFields });
+export const ManifestPdfQuery = z.strictObject({ format: z.literal('pdf'), ...printOptionFields, allow_local_scan_base: allowLocalScanBaseQuery });
 
 /** GET /v1/nodes/{slug}/label.pdf?… */
-export const LabelPdfQuery = z.strictObject(printOptionFields);
+export const LabelPdfQuery = z.strictObject({ ...printOptionFields, allow_local_scan_base: allowLocalScanBaseQuery });
 
 /** GET /v1/batches/{id}/preview.svg and /v1/nodes/{slug}/label.svg: one page of the print. */
 export const PreviewQuery = z.strictObject({
