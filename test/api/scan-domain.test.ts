@@ -89,6 +89,7 @@ describe('scan domain: loopback refusals, their override, and PATCH /v1/organiza
     const session = await server.api('POST', '/nfc/session', { batch_id: batchId });
     expectError(session, 409, SET_A_SCAN_DOMAIN);
     expect((await server.api('GET', '/nfc/session')).body.data).toBeNull();
+    expectError(await server.api('POST', '/nfc/session', { batch_id: 'nope' }), 404, 'Batch not found'); // 404 before 409
 
     // Allowed: the scan base no longer stands in the way (this server has no reader: the single
     // write stops at the reader, the session starts).

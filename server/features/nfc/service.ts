@@ -214,9 +214,9 @@ export class NfcService {
   /** 409 while the scan base is loopback, unless `allow_local_scan_base` (test tags): a tag's URL is permanent. */
   async startSession(orgId: string, batchId: string, options: { lock?: boolean; allow_reassign?: boolean; allow_local_scan_base?: boolean } = {}): Promise<SessionView> {
     const { repo, store } = this.deps;
-    assertPermanentScanBase(await this.deps.nodeService.scanBaseOf(orgId), options.allow_local_scan_base, 'tag');
     const view = await store.transaction(async (tx) => {
       const batch = await this.deps.batchService.get(orgId, batchId, tx);
+      assertPermanentScanBase(await this.deps.nodeService.scanBaseOf(orgId, tx), options.allow_local_scan_base, 'tag');
       const active = await repo.activeSession(tx);
       if (active) {
         if (active.org_id === orgId && active.batch_id === batch.id) return this.view(tx, active);
