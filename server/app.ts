@@ -19,6 +19,7 @@ import { defaultSecretStore, type SecretStore } from './platform/secrets.ts';
 import { batchRoutes } from './features/batches/index.ts';
 import { KeysRepo, keyRoutes, KeyService } from './features/keys/index.ts';
 import { nodeRoutes } from './features/nodes/index.ts';
+import { organizationRoutes } from './features/organization/index.ts';
 import { printingRoutes } from './features/printing/index.ts';
 import { ruleRoutes } from './features/rules/index.ts';
 import { instanceRoutes } from './features/instance/routes.ts';
@@ -121,7 +122,7 @@ async function createServices(
     config: config.sync,
   });
   const keys = new KeyService(store, new KeysRepo(), clock);
-  const { slugs, nodes, templates, rules, batches, generator, print, nfc } = createNodeServices({
+  const { organizations, slugs, nodes, templates, rules, batches, generator, print, nfc } = createNodeServices({
     store,
     clock,
     outbox,
@@ -182,7 +183,7 @@ async function createServices(
       }
     },
   };
-  return { outbox, slugs, nodes, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, nfc, sync, analytics };
+  return { outbox, organizations, slugs, nodes, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, nfc, sync, analytics };
 }
 
 /**
@@ -203,11 +204,12 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
     ...printingRoutes(services.print),
     ...templateRoutes(services.templates),
     ...keyRoutes(services.keys),
-    ...instanceRoutes(config, services.keys),
+    ...instanceRoutes(config, services.keys, services.organizations),
+    ...organizationRoutes(services.organizations),
     ...webhookRoutes(services.webhooks),
     ...nfcRoutes(services.nfc),
     ...syncRoutes(services.sync),
-    ...scanRoutes({ nodes: services.nodes, rules: services.rules, analytics: services.analytics, scanBase: config.scanBase }),
+    ...scanRoutes({ nodes: services.nodes, rules: services.rules, analytics: services.analytics }),
   ];
   const workers: Worker[] = [
     services.generator,

@@ -109,6 +109,14 @@ program
     }
     console.log(`Waymark ${VERSION} listening on ${running.url}`);
     console.log(`Data: ${running.location}`);
+    // One line, before the console link: a label or tag printed now must open on a phone.
+    const loopback = await running.app.services.organizations.loopbackScanBase();
+    if (loopback) {
+      console.log(
+        `Warning: the scan base ${loopback} is a loopback address: phones cannot open its scan URLs, so labels and NFC writes are refused. ` +
+          'Set a scan domain with --scan-base https://w.example.com (or WAYMARK_SCAN_BASE), or per organization in the console (Settings).',
+      );
+    }
     if (running.firstRun) {
       console.log('');
       console.log('Created the default organization. Its API key (shown only this once):');

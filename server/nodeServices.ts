@@ -9,6 +9,7 @@ import type { Outbox } from './platform/outbox.ts';
 import { BatchGenerator, type BatchGeneratorOptions, BatchesRepo, BatchService } from './features/batches/index.ts';
 import { type NfcDevice, NfcRepo, NfcService } from './features/nfc/index.ts';
 import { NodesRepo, NodeService } from './features/nodes/index.ts';
+import { OrganizationService, OrganizationSettingsRepo } from './features/organization/index.ts';
 import { defaultResourcesDir, loadPrintResources, PrintersRepo, PrintService } from './features/printing/index.ts';
 import { RulesRepo, RuleService } from './features/rules/index.ts';
 import { type BlockTaken, SlugAllocator, type SlugSource, SlugsRepo } from './features/slugs/index.ts';
@@ -18,7 +19,7 @@ export interface NodeServicesDeps {
   store: Store;
   clock: Clock;
   outbox: Outbox;
-  /** `{scan_base}`: node URLs are `{scan_base}/v/<slug>`. */
+  /** The instance's default `{scan_base}` (an organization may set its own): node URLs are `{scan_base}/v/<slug>`. */
   scanBase: string;
   /** `{base_url}/v1`, used in the manifest_url of events. */
   apiBase: string;
@@ -37,8 +38,9 @@ export function createNodeServices(deps: NodeServicesDeps) {
   const { store, clock, outbox } = deps;
   const templatesRepo = new TemplatesRepo();
   const slugs = new SlugAllocator(new SlugsRepo(store.dialect), clock, deps.slugSource, deps.blockTaken);
-  const scanUrl = (slug: string) => `${deps.scanBase}/v/${slug}`;
-  const nodes = new NodeService({ store, clock, outbox, nodes: new NodesRepo(store.dialect), templates: templatesRepo, slugs, scanUrl });
+  const organizations = new OrganizationService({ store, clock, repo: new OrganizationSettingsRepo(), instanceScanBase: deps.scanBase });
+  const scanBase = (db: Executor, orgId: string) => organizations.scanBase(orgId, db);
+  const nodes = new NodeService({ store, clock, outbox, nodes: new NodesRepo(store.dialect), templates: templatesRepo, slugs, scanBase });
   const templates = new TemplateService({ store, clock, templates: templatesRepo, nodes });
   const rules = new RuleService({ store, clock, rules: new RulesRepo(), nodeService: nodes });
   const batches = new BatchService({
@@ -54,8 +56,8 @@ export function createNodeServices(deps: NodeServicesDeps) {
   // On PostgreSQL other processes generate from the same database: batches are leased.
   const generator = new BatchGenerator(batches, clock, { shared: store.dialect === 'postgres', ...deps.generator });
   const print = new PrintService({ store, clock, batches, nodes, printers: new PrintersRepo(), ...loadPrintResources(deps.resourcesDir ?? defaultResourcesDir()) });
-  const nfc = new NfcService({ store, clock, outbox, repo: new NfcRepo(), nodeService: nodes, batchService: batches, scanUrl, device: deps.nfcDevice ?? null });
-  return { slugs, nodes, templates, rules, batches, generator, print, nfc };
+  const nfc = new NfcService({ store, clock, outbox, repo: new NfcRepo(), nodeService: nodes, batchService: batches, device: deps.nfcDevice ?? null });
+  return { organizations, slugs, nodes, templates, rules, batches, generator, print, nfc };
 }
 
 export type NodeServices = ReturnType<typeof createNodeServices>;

@@ -4,6 +4,7 @@ import { PageHeader } from '../components/PageHeader.tsx';
 import { Empty, Loading } from '../components/States.tsx';
 import { Toasts } from '../components/Toasts.tsx';
 import { SignIn } from '../features/auth/SignIn.tsx';
+import { ScanDomainPrompt } from '../features/settings/ScanDomainPrompt.tsx';
 import { SyncIndicator } from '../features/sync/SyncIndicator.tsx';
 import { api } from '../lib/api.ts';
 import { navigate, useRouter } from '../lib/router.ts';
@@ -111,6 +112,7 @@ function Shell() {
         </div>
       </aside>
       <main id="main" className="main" tabIndex={-1}>
+        <ScanDomainPrompt />
         <Suspense fallback={<Loading />}>
           {content ?? (
             <>

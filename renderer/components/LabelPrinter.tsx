@@ -6,10 +6,12 @@ import { humanize } from '../lib/format.ts';
 import { type LabelOptions, type PdfFile, printingApi, type SvgPage } from '../lib/printing.ts';
 import { layoutTitle, parseOffset } from '../lib/printOptions.ts';
 import { errorMessage, toast } from '../lib/toast.ts';
+import { scanBaseAllows, useOrganization } from '../lib/organization.ts';
 import { useResource } from '../lib/useResource.ts';
 import { Button } from './Button.tsx';
 import { Field } from './Field.tsx';
 import { Card } from './PageHeader.tsx';
+import { ScanBaseCheck } from './ScanBaseCheck.tsx';
 import { Select } from './Select.tsx';
 import { ErrorState, Loading, Notice, Spinner } from './States.tsx';
 
@@ -21,7 +23,8 @@ export interface LabelPrinterProps {
   /** Which kind of layout to preselect: a roll label for one node, the default sheet for a batch. */
   prefer: 'roll' | 'sheet';
   preview(options: LabelOptions, page: number): Promise<SvgPage>;
-  pdf(options: LabelOptions): Promise<PdfFile>;
+  /** `test`: a test print although the scan base is loopback (allow_local_scan_base). */
+  pdf(options: LabelOptions, test: boolean): Promise<PdfFile>;
   /** Fields above the layout picker (the batch picker). */
   children?: ReactNode;
 }
@@ -46,6 +49,8 @@ export function LabelPrinter({ subject, subjectKey, prefer, preview, pdf, childr
   const [cutMarks, setCutMarks] = useState(false);
   const [busy, setBusy] = useState<Busy>(null);
   const [profileName, setProfileName] = useState('');
+  const [test, setTest] = useState(false);
+  const { organization } = useOrganization();
 
   const list = layouts.data?.data ?? [];
   const chosen = layout || (prefer === 'roll' ? list.find((l) => l.kind === 'roll')?.id : undefined) || DEFAULT_LAYOUT_ID;
@@ -55,6 +60,8 @@ export function LabelPrinter({ subject, subjectKey, prefer, preview, pdf, childr
   const startNumber = start.trim() === '' ? 0 : Number(start);
   const startOk = Number.isInteger(startNumber) && startNumber >= 0 && (!current || startNumber < current.labels_per_page);
   const valid = ox !== 'bad' && oy !== 'bad' && startOk;
+  // A label is permanent: on a loopback scan base only a test print (ScanBaseCheck).
+  const printable = valid && scanBaseAllows(organization, test);
   const options: LabelOptions = {
     layout: chosen,
     caption,
@@ -85,7 +92,7 @@ export function LabelPrinter({ subject, subjectKey, prefer, preview, pdf, childr
   const run = async (what: 'pdf' | 'print' | 'calibration') => {
     setBusy(what);
     try {
-      const file = what === 'calibration' ? await printingApi.calibrationPdf(chosen, options) : await pdf(options);
+      const file = what === 'calibration' ? await printingApi.calibrationPdf(chosen, options) : await pdf(options, test);
       if (what === 'print' && desktopPrint) await desktopPrint(file.blob, file.filename);
       else saveBlob(file.blob, file.filename);
     } catch (err) {
@@ -231,12 +238,13 @@ export function LabelPrinter({ subject, subjectKey, prefer, preview, pdf, childr
           <input type="checkbox" checked={cutMarks} onChange={(e) => setCutMarks(e.target.checked)} />
           Cut marks
         </label>
+        <ScanBaseCheck what="labels" test={test} onTestChange={setTest} />
         <div className="button-row form-actions">
-          <Button variant="primary" busy={busy === 'pdf'} disabled={!valid} onClick={() => void run('pdf')}>
+          <Button variant="primary" busy={busy === 'pdf'} disabled={!printable} onClick={() => void run('pdf')}>
             Download PDF
           </Button>
           {desktopPrint && (
-            <Button busy={busy === 'print'} disabled={!valid} onClick={() => void run('print')}>
+            <Button busy={busy === 'print'} disabled={!printable} onClick={() => void run('print')}>
               Print…
             </Button>
           )}

@@ -5,6 +5,7 @@ import { ApiKey, ApiKeyCreated, type CreateApiKeyBody } from '../../server/schem
 import { Batch, type CreateBatchBody, Manifest, type UpdateBatchBody } from '../../server/schemas/batches.ts';
 import type { BatchStatus, FunctionType, NodeStatus } from '../../server/schemas/common.ts';
 import { Instance } from '../../server/schemas/instance.ts';
+import { Organization } from '../../server/schemas/organization.ts';
 import { type CreateNodeBody, Node, NodeCreated, NodeDeleted, NodeUpdated, type UpdateNodeBody } from '../../server/schemas/nodes.ts';
 import { type CreateRuleBody, Rule, type UpdateRuleBody } from '../../server/schemas/rules.ts';
 import { type CreateTemplateBody, Template, type UpdateTemplateBody } from '../../server/schemas/templates.ts';
@@ -198,6 +199,12 @@ export const api = {
   /** Checks a key (GET /v1/instance with it) without signing in. */
   checkKey: (key: string) => one('GET', '/instance', Instance, { key }),
 
+  organization: {
+    get: () => one('GET', '/organization', Organization),
+    /** Sets the scan domain (null: back to the instance default). */
+    setScanBase: (scan_base: string | null) => one('PATCH', '/organization', Organization, { body: { scan_base } }),
+  },
+
   nodes: {
     list: (query: NodeQuery, signal?: AbortSignal) =>
       many('/nodes', Node, { query: { ...query }, ...(signal ? { signal } : {}) }),
@@ -251,7 +258,7 @@ export const api = {
 
   nfc: {
     status: () => one('GET', '/nfc/status', NfcStatusSchema),
-    start: (body: { batch_id: string; lock?: boolean; confirm_lock?: boolean; allow_reassign?: boolean }) => one('POST', '/nfc/session', SessionSchema, { body }),
+    start: (body: { batch_id: string; lock?: boolean; confirm_lock?: boolean; allow_reassign?: boolean; allow_local_scan_base?: boolean }) => one('POST', '/nfc/session', SessionSchema, { body }),
     stop: () => one('POST', '/nfc/session/stop', SessionSchema, { body: {} }),
     skip: () => one('POST', '/nfc/session/skip', SessionSchema, { body: {} }),
     redo: () => one('POST', '/nfc/session/redo', SessionSchema, { body: {} }),

@@ -71,10 +71,12 @@ export const printingApi = {
   },
   /** One page of a node's label print as SVG and how many pages there are. */
   nodeLabelSvg: (slug: string, o: LabelOptions, page = 1) => svg(`/nodes/${enc(slug)}/label.svg`, { ...query(o), page }),
-  nodeLabelPdf: (slug: string, o: LabelOptions) => pdf(`/nodes/${enc(slug)}/label.pdf`, query(o), `${slug}-label.pdf`),
+  /** `test`: a test print on a loopback scan base (allow_local_scan_base). */
+  nodeLabelPdf: (slug: string, o: LabelOptions, test = false) => pdf(`/nodes/${enc(slug)}/label.pdf`, { ...query(o), allow_local_scan_base: test || undefined }, `${slug}-label.pdf`),
   /** One page of a batch's label sheets as SVG and how many pages there are. */
   batchSvg: (batchId: string, o: LabelOptions, page = 1) => svg(`/batches/${enc(batchId)}/preview.svg`, { ...query(o), page }),
-  batchPdf: (batchId: string, o: LabelOptions) => pdf(`/batches/${enc(batchId)}/manifest`, { format: 'pdf', ...query(o) }, `${batchId}-labels.pdf`),
+  batchPdf: (batchId: string, o: LabelOptions, test = false) =>
+    pdf(`/batches/${enc(batchId)}/manifest`, { format: 'pdf', ...query(o), allow_local_scan_base: test || undefined }, `${batchId}-labels.pdf`),
   calibrationPdf: (layout: string, o: Pick<LabelOptions, 'printer' | 'offset_x' | 'offset_y'>) =>
     pdf(`/layouts/${enc(layout)}/calibration.pdf`, { printer: o.printer, offset_x: o.offset_x, offset_y: o.offset_y }, `${layout}-calibration.pdf`),
 };

@@ -20,6 +20,7 @@ export interface CopyReport {
 /** Tables in an order that satisfies every foreign key (parents first). */
 export const COPY_ORDER = [
   'organizations',
+  'organization_settings',
   'api_keys',
   'templates',
   'batches',

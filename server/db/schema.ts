@@ -117,6 +117,15 @@ export interface Organizations {
   name: string;
 }
 
+/** An organization's settings (migration 066); id = org_id = the organization's id. */
+export interface OrganizationSettings {
+  id: string;
+  org_id: string;
+  /** The scan domain printed on labels and written on tags; null = the instance default. */
+  scan_base: string | null;
+  updated_at: string;
+}
+
 export interface OutboxEvents {
   created_at: string;
   data_json: string;
@@ -429,6 +438,7 @@ export interface Schema {
   nfc_writes: NfcWrites;
   nodes: Nodes;
   organizations: Organizations;
+  organization_settings: OrganizationSettings;
   outbox_events: OutboxEvents;
   printer_profiles: PrinterProfiles;
   rules: Rules;

@@ -3,6 +3,7 @@
  * (documented; the console types itself from these). See docs/nfc.md.
  */
 import { z } from 'zod';
+import { allowLocalScanBaseBody } from './organization.ts';
 import { oneOf } from './common.ts';
 
 export const READER_STATES = ['starting', 'unavailable', 'no_daemon', 'no_reader', 'ready', 'card_present'] as const;
@@ -31,6 +32,7 @@ export const StartSessionBody = z
     ...lockFields,
     /** Take over tags already bound to other nodes without asking. */
     allow_reassign: z.boolean().optional(),
+    allow_local_scan_base: allowLocalScanBaseBody,
   })
   .refine(lockConfirmed, { message: LOCK_CONFIRM, path: ['confirm_lock'] })
   .meta({ id: 'StartNfcSessionBody' });
@@ -43,6 +45,7 @@ export const WriteNodeBody = z
     slug: z.string().min(1).max(100),
     ...lockFields,
     reassign: z.boolean().optional(),
+    allow_local_scan_base: allowLocalScanBaseBody,
     /** How long to wait for a tag when none is on the reader (ms). */
     timeout_ms: z.number().int().min(1000).max(120_000).optional(),
   })

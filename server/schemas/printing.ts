@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { documentedAs, oneOf, pagination, queryInt, text, timestamp } from './common.ts';
+import { allowLocalScanBaseQuery } from './organization.ts';
 
 /**
  * Label layouts are data (resources/layouts/*.json), validated with this schema when the
@@ -122,10 +123,10 @@ export const printOptionFields = {
 };
 
 /** GET /v1/batches/{id}/manifest?format=pdf&… */
-export const ManifestPdfQuery = z.strictObject({ format: z.literal('pdf'), ...printOptionFields });
+export const ManifestPdfQuery = z.strictObject({ format: z.literal('pdf'), ...printOptionFields, allow_local_scan_base: allowLocalScanBaseQuery });
 
 /** GET /v1/nodes/{slug}/label.pdf?… */
-export const LabelPdfQuery = z.strictObject(printOptionFields);
+export const LabelPdfQuery = z.strictObject({ ...printOptionFields, allow_local_scan_base: allowLocalScanBaseQuery });
 
 /** GET /v1/batches/{id}/preview.svg and /v1/nodes/{slug}/label.svg: one page of the print. */
 export const PreviewQuery = z.strictObject({

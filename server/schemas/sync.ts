@@ -131,7 +131,9 @@ export type LeaseGrantedT = z.infer<typeof LeaseGranted>;
 
 // ---- push and pull (docs/sync.md, "Protocol reference") ----
 
-export const SYNC_ENTITIES = ['node', 'rule', 'template', 'webhook', 'batch', 'api_key'] as const;
+/** `organization`: an organization's settings (its scan domain); its entity_id is mapped to each side's own organization. */
+export const SYNC_ENTITIES = ['node', 'rule', 'template', 'webhook', 'batch', 'api_key', 'organization'] as const;
+export type SyncEntity = (typeof SYNC_ENTITIES)[number];
 const hlc = z.string({ error: 'must be a string' }).regex(/^[0-9a-f]{16}$/, 'must be 16 lowercase hex digits');
 const fieldValue = z.union([z.string().max(1_000_000), z.number(), z.null()]);
 

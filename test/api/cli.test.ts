@@ -85,6 +85,29 @@ describe('CLI', async () => {
     expect(second.child.exitCode).toBe(0);
   });
 
+  it('serve warns once when the scan base is loopback, never with a public --scan-base or an organization scan domain', async () => {
+    const warning = /^Warning: the scan base http:\/\/127\.0\.0\.1:\d+ is a loopback address: phones cannot open its scan URLs.*--scan-base.*Settings.*$/gm;
+    const data = dir();
+    const loopback = await spawnServer(data);
+    const out = await banner(loopback);
+    expect(out.match(warning)).toHaveLength(1);
+    const key = KEY_RE.exec(out)![0];
+    await loopback.stop();
+
+    const publicBase = await spawnServer(dir(), ['--scan-base', 'https://w.example.com']);
+    expect(await banner(publicBase)).not.toMatch(/Warning: the scan base/);
+    await publicBase.stop();
+
+    // The default organization sets its own domain: the loopback default no longer prints anywhere.
+    const again = await spawnServer(data);
+    await banner(again);
+    expect((await apiRequest(again.url, 'PATCH', '/organization', { scan_base: 'https://scan.example.com' }, key)).status).toBe(200);
+    await again.stop();
+    const third = await spawnServer(data);
+    expect(await banner(third)).not.toMatch(/Warning: the scan base/);
+    await third.stop();
+  }, 90_000); // four server starts
+
   it('SIGTERM exits 0 and keeps committed data', async () => {
     const data = dir();
     const proc = await spawnServer(data);

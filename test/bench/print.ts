@@ -82,7 +82,7 @@ export async function benchPrint(): Promise<void> {
 
   // End to end: the real route on a real server with a real SQLite file.
   const clock = new ManualClock();
-  const server = await startTestServer({ clock });
+  const server = await startTestServer({ clock, scanBase: 'https://w.example.com' }); // labels print only on a scan domain phones can reach
   try {
     const created = await server.api('POST', '/batches', { label: 'bench', prefix: 'BENCH', quantity: N, function_type: 'redirect', base_payload: { url: 'https://example.com' } });
     const id = created.body.data.id as string;

@@ -37,6 +37,8 @@ test.beforeAll(async () => {
     host: '127.0.0.1',
     port: 0,
     dataDir,
+    // Tags are permanent: a loopback scan base would refuse the writes (test/api/scan-domain.test.ts).
+    scanBase: 'https://wm.example',
     logger: { info: () => {}, error: (m, e) => console.error(m, e) },
     nfc: { env: { ...process.env, ...sandbox.env }, restartDelayMs: 200 },
   });

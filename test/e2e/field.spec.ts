@@ -45,6 +45,9 @@ test("prints one node's label: layouts, calibration offsets, preview, PDF named 
   await expect.poll(loaded).toBe(true);
   await screenshot(page, 'node-print-label');
 
+  // The e2e server's scan base is loopback: labels print only as a test print.
+  await expect(page.getByRole('button', { name: 'Download PDF' })).toBeDisabled();
+  await page.getByRole('checkbox', { name: 'Test print (labels no phone can open)' }).check();
   const [pdf] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download PDF' }).click()]);
   expect(pdf.suggestedFilename()).toMatch(/\.pdf$/);
   expect(pdf.suggestedFilename()).not.toBe(`${node.slug}-label.pdf`); // the server's Content-Disposition name, not the fallback
@@ -81,6 +84,9 @@ test("the node's Write NFC tag tab shows the reader state the server reports", a
   const now = (await shown.getAttribute('data-reader-state'))!;
   await expect(shown).toContainText(READER_TITLES[now]!);
   const write = page.getByRole('button', { name: 'Write NFC tag' });
+  // The e2e server's scan base is loopback: only a test tag may be written.
+  await expect(write).toBeDisabled();
+  await page.getByRole('checkbox', { name: 'Test tag (a tag no phone can open)' }).check();
   if (['unavailable', 'no_daemon', 'no_reader'].includes(now)) await expect(write).toBeDisabled();
   else await expect(write).toBeEnabled();
 

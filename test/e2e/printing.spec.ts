@@ -65,10 +65,13 @@ test('prints a batch: layout picker, preview, printer profile, offsets, calibrat
   await expect.poll(loaded).toBe(true);
   await screenshot(page, 'print-labels');
 
+  // The e2e server's scan base is loopback: labels print only as a test print.
+  await expect(page.getByRole('button', { name: 'Download PDF' })).toBeDisabled();
+  await page.getByRole('checkbox', { name: 'Test print (labels no phone can open)' }).check();
   const pdfRequest = page.waitForRequest((r) => r.url().includes(`/batches/${batch.id}/manifest`));
   const [pdf] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download PDF' }).click()]);
   const q = new URL((await pdfRequest).url()).searchParams;
-  expect(Object.fromEntries(q)).toMatchObject({ format: 'pdf', layout: grid.id, printer: laser.id, offset_x: '1.5' });
+  expect(Object.fromEntries(q)).toMatchObject({ format: 'pdf', layout: grid.id, printer: laser.id, offset_x: '1.5', allow_local_scan_base: 'true' });
   expect(pdf.suggestedFilename()).toBe(`${prefix}-labels-${grid.id}.pdf`); // the server's Content-Disposition name
   expect(readFileSync((await pdf.path())!).subarray(0, 5).toString()).toBe('%PDF-');
 

@@ -274,7 +274,7 @@ describe.skipIf(skip !== null)('NFC with no reader plugged in', () => {
         await until('no reader', async () => (await api('GET', '/nfc/status')).body.data.reader.state === 'no_reader');
         const batch = await readyBatch(api, 'NOR', 1);
         const [row] = (await manifest(api, batch.id)).nodes;
-        const r = await api('POST', '/nfc/write', { slug: row!.slug });
+        const r = await api('POST', '/nfc/write', { slug: row!.slug, allow_local_scan_base: true }); // a loopback scan base: the reader is what is tested
         expect(r.status).toBe(409);
         expect(r.body.error).toMatch(/No NFC reader connected/);
       }

@@ -43,7 +43,7 @@ describe('printing over HTTP', () => {
   let server: TestServer;
   let batchId: string;
   beforeAll(async () => {
-    server = await startTestServer({ clock });
+    server = await startTestServer({ clock, scanBase: 'https://w.example.com' });
   });
   afterAll(async () => {
     await server.close();

@@ -10,7 +10,7 @@ export function NodeLabelPanel({ node }: { node: NodeT }) {
       subjectKey={node.slug}
       prefer="roll"
       preview={(o, page) => printingApi.nodeLabelSvg(node.slug, o, page)}
-      pdf={(o) => printingApi.nodeLabelPdf(node.slug, o)}
+      pdf={(o, test) => printingApi.nodeLabelPdf(node.slug, o, test)}
     />
   );
 }

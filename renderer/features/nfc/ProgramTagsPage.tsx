@@ -2,9 +2,11 @@ import { type FormEvent, useState } from 'react';
 import { Button, FormActions } from '../../components/Button.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Card, PageHeader } from '../../components/PageHeader.tsx';
+import { ScanBaseCheck } from '../../components/ScanBaseCheck.tsx';
 import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx';
 import { ApiError, api } from '../../lib/api.ts';
 import { formatDate } from '../../lib/format.ts';
+import { scanBaseAllows, useOrganization } from '../../lib/organization.ts';
 import { errorMessage, toast } from '../../lib/toast.ts';
 import { type NfcLive, readerUnusable, type TagReading, useNfcEvents } from '../../lib/nfcEvents.ts';
 import { useResource } from '../../lib/useResource.ts';
@@ -143,6 +145,8 @@ function StartSession({ last, reader, onStarted }: { last: Session | null; reade
   const [lock, setLock] = useState(false);
   const [confirmLock, setConfirmLock] = useState(false);
   const [reassign, setReassign] = useState(false);
+  const [test, setTest] = useState(false);
+  const { organization } = useOrganization();
   const [error, setError] = useState<string | undefined>();
   const [busy, setBusy] = useState(false);
   const submit = async (e: FormEvent) => {
@@ -152,7 +156,7 @@ function StartSession({ last, reader, onStarted }: { last: Session | null; reade
     setBusy(true);
     setError(undefined);
     try {
-      onStarted(await api.nfc.start({ batch_id: id, ...(lock ? { lock, confirm_lock: confirmLock } : {}), ...(reassign ? { allow_reassign: true } : {}) }));
+      onStarted(await api.nfc.start({ batch_id: id, ...(lock ? { lock, confirm_lock: confirmLock } : {}), ...(reassign ? { allow_reassign: true } : {}), ...(test ? { allow_local_scan_base: true } : {}) }));
     } catch (err) {
       setError(err instanceof ApiError && Object.keys(err.details).length > 0 ? Object.values(err.details).join('; ') : errorMessage(err));
     } finally {
@@ -196,6 +200,7 @@ function StartSession({ last, reader, onStarted }: { last: Session | null; reade
               </label>
             </Notice>
           ) : null}
+          <ScanBaseCheck what="tags" test={test} onTestChange={setTest} />
           {error ? <Notice kind="error">{error}</Notice> : null}
           {unusable ? (
             <Notice kind="warning">
@@ -205,7 +210,7 @@ function StartSession({ last, reader, onStarted }: { last: Session | null; reade
               </span>
             </Notice>
           ) : null}
-          <FormActions submitLabel="Start writing" busy={busy} disabled={unusable || (lock && !confirmLock)} />
+          <FormActions submitLabel="Start writing" busy={busy} disabled={unusable || (lock && !confirmLock) || !scanBaseAllows(organization, test)} />
         </form>
       )}
     </Card>

@@ -30,7 +30,7 @@ export function PrintLabelsPage() {
           subjectKey={batchId}
           prefer="sheet"
           preview={(o, page) => printingApi.batchSvg(batchId, o, page)}
-          pdf={(o) => printingApi.batchPdf(batchId, o)}
+          pdf={(o, test) => printingApi.batchPdf(batchId, o, test)}
         >
           <Field label="Batch">
             {(c) => (

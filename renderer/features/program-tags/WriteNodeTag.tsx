@@ -2,6 +2,7 @@ import { useEffect, useRef, useState } from 'react';
 import { Button } from '../../components/Button.tsx';
 import { Dialog } from '../../components/Dialog.tsx';
 import { Card } from '../../components/PageHeader.tsx';
+import { ScanBaseCheck } from '../../components/ScanBaseCheck.tsx';
 import { Loading, Notice } from '../../components/States.tsx';
 import { ApiError, type NodeT } from '../../lib/api.ts';
 import { writeNodeTag, type ReaderStatus } from './client.ts';
@@ -9,6 +10,7 @@ import { beep, unlockAudio } from './feedback.ts';
 import { OutcomeBanner, type Outcome } from './TagFeedback.tsx';
 import { readerUnusable, useNfcEvents } from '../../lib/nfcEvents.ts';
 import './program-tags.css';
+import { scanBaseAllows, useOrganization } from '../../lib/organization.ts';
 import { errorMessage } from '../../lib/toast.ts';
 
 type Tone = 'ok' | 'warn' | 'bad';
@@ -40,6 +42,8 @@ export function WriteNodeTag({ node }: { node: NodeT }) {
   const live = useNfcEvents();
   const [reassign, setReassign] = useState(false);
   const [lock, setLock] = useState(false);
+  const [test, setTest] = useState(false);
+  const { organization } = useOrganization();
   const [confirmOpen, setConfirmOpen] = useState(false);
   const [busy, setBusy] = useState(false);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
@@ -54,7 +58,7 @@ export function WriteNodeTag({ node }: { node: NodeT }) {
     setOutcome(null);
     abort.current = new AbortController();
     try {
-      const written = await writeNodeTag(node.slug, { lock: withLock, confirmLock: withLock, reassign, timeoutMs: 30_000 }, abort.current.signal);
+      const written = await writeNodeTag(node.slug, { lock: withLock, confirmLock: withLock, reassign, timeoutMs: 30_000, test }, abort.current.signal);
       beep('success');
       setOutcome({ kind: 'success', written });
     } catch (err) {
@@ -103,8 +107,14 @@ export function WriteNodeTag({ node }: { node: NodeT }) {
         <input type="checkbox" checked={lock} onChange={(e) => setLock(e.target.checked)} />
         Lock the tag after writing (permanent)
       </label>
+      <ScanBaseCheck what="tags" test={test} onTestChange={setTest} />
       <div className="button-row">
-        <Button variant="primary" busy={busy} disabled={unusable || live.error !== null} onClick={() => (lock ? setConfirmOpen(true) : void write(false))}>
+        <Button
+          variant="primary"
+          busy={busy}
+          disabled={unusable || live.error !== null || !scanBaseAllows(organization, test)}
+          onClick={() => (lock ? setConfirmOpen(true) : void write(false))}
+        >
           Write NFC tag
         </Button>
       </div>

@@ -16,6 +16,8 @@ export interface WriteNodeOptions {
   confirmLock?: boolean;
   reassign?: boolean;
   timeoutMs?: number;
+  /** A test tag on a loopback scan base (allow_local_scan_base). */
+  test?: boolean;
 }
 
 /** POST /v1/nfc/write: writes the tag on the reader, or waits up to timeoutMs for one. */
@@ -25,6 +27,7 @@ export async function writeNodeTag(slug: string, o: WriteNodeOptions = {}, signa
     ...(o.lock ? { lock: true, confirm_lock: o.confirmLock === true } : {}),
     ...(o.reassign ? { reassign: true } : {}),
     ...(o.timeoutMs ? { timeout_ms: o.timeoutMs } : {}),
+    ...(o.test ? { allow_local_scan_base: true } : {}),
   };
   const res = await send('POST', '/nfc/write', { body, ...(signal ? { signal } : {}) });
   const json = (await res.json()) as { data?: unknown };

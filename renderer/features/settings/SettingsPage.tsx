@@ -1,22 +1,25 @@
 import { CopyButton } from '../../components/CopyButton.tsx';
 import { Card, PageHeader } from '../../components/PageHeader.tsx';
-import { ErrorState, Loading } from '../../components/States.tsx';
+import { ErrorState, Loading, Notice } from '../../components/States.tsx';
 import { api } from '../../lib/api.ts';
+import { useOrganization } from '../../lib/organization.ts';
 import { useSession } from '../../lib/session.ts';
 import { useResource } from '../../lib/useResource.ts';
+import { ScanDomainForm } from './ScanDomainForm.tsx';
 
 export function SettingsPage() {
   const instance = useResource(() => api.instance(), []);
   const desktop = useSession((s) => s.desktop);
   return (
     <>
-      <PageHeader title="Settings" description="About this Waymark instance." />
+      <PageHeader title="Settings" description="The scan domain of your organization, and about this Waymark instance." />
       {instance.error ? (
         <ErrorState error={instance.error} onRetry={instance.reload} title="Could not load the instance details" />
       ) : !instance.data ? (
         <Loading />
       ) : (
         <div className="detail-grid">
+          <ScanDomainCard />
           <Card title="Instance">
             <dl className="facts facts-wide">
               <dt>Server URL</dt>
@@ -26,11 +29,6 @@ export function SettingsPage() {
               <dt>API base</dt>
               <dd>
                 <code>{instance.data.api_base}</code>
-              </dd>
-              <dt>Scan base</dt>
-              <dd>
-                <code>{instance.data.scan_base}</code>
-                <p className="field-hint">Printed on every tag: scan URLs are {instance.data.scan_base}/v/&lt;slug&gt;. Set with --scan-base.</p>
               </dd>
               <dt>Data directory</dt>
               <dd>
@@ -59,5 +57,37 @@ export function SettingsPage() {
         </div>
       )}
     </>
+  );
+}
+
+/** The organization's scan domain: what it is, who can open it, and the form that changes it. */
+function ScanDomainCard() {
+  const { organization, error, refresh } = useOrganization();
+  if (error) return <ErrorState error={error} onRetry={() => void refresh()} title="Could not load the scan domain" />;
+  if (!organization) return <Loading />;
+  return (
+    <Card title="Scan domain">
+      <dl className="facts facts-wide">
+        <dt>In use</dt>
+        <dd>
+          <code className="break">{organization.scan_base}</code>
+          <p className="field-hint">
+            {organization.scan_base_source === 'organization'
+              ? 'Set for this organization.'
+              : `The instance default (--scan-base, else the server's own address): ${organization.instance_scan_base}.`}{' '}
+            Scan URLs are {organization.scan_base}/v/&lt;slug&gt;.
+          </p>
+        </dd>
+      </dl>
+      {organization.scan_base_reach === 'loopback' ? (
+        <Notice kind="warning">
+          This address is this computer only: no phone can open it. Printing labels and writing tags are refused (except test prints and test tags) until a scan domain is set.
+        </Notice>
+      ) : organization.scan_base_reach === 'lan' ? (
+        <Notice kind="warning">This is a local network address: only phones on the site’s Wi-Fi can open the labels and tags made with it.</Notice>
+      ) : null}
+      <ScanDomainForm key={organization.scan_base} organization={organization} />
+      <Notice kind="info">Labels already printed and tags already written keep the domain they were made with: a new domain applies to what is printed or written from now on.</Notice>
+    </Card>
   );
 }

@@ -106,7 +106,7 @@ export function batchRoutes(batches: BatchService, generator: BatchGenerator, pr
           },
         },
         404: { description: 'Batch not found' },
-        409: { description: 'Manifest not ready' },
+        409: { description: 'Manifest not ready; or, for format=pdf, the scan base is loopback (set a scan domain, or allow_local_scan_base=true)' },
       },
       handler: async ({ params, query, auth, req, res, apiBase }) => {
         if (query.format === 'pdf' && print) return sendManifestPdf(print, { req, res, orgId: auth.orgId, batchId: params.id });

@@ -6,7 +6,7 @@ import type { Outbox } from '../../platform/outbox.ts';
 import type { BatchStatus, FunctionType } from '../../schemas/common.ts';
 import type { BatchT } from '../../schemas/batches.ts';
 import type { SyncChangeT } from '../../schemas/sync.ts';
-import { applyTemplate, assertNoLockedOverride, assertTemplateFits, type NodeService, type TemplateLookup, validatePayload } from '../nodes/index.ts';
+import { applyTemplate, assertNoLockedOverride, assertTemplateFits, type NodeService, scanUrl, type TemplateLookup, validatePayload } from '../nodes/index.ts';
 import type { BatchLease, BatchRow, BatchesRepo } from './repo.ts';
 import { formatSerial } from './serial.ts';
 
@@ -250,12 +250,13 @@ export class BatchService {
       throw new ConflictError(`Manifest not ready: batch is ${batch.status}`);
     }
     const { rows } = await this.deps.nodes.list(orgId, { batch_id: batch.id, limit: batch.quantity, offset: 0 }, db);
+    const scanBase = await this.deps.nodes.scanBaseOf(orgId, db);
     return {
       batch,
       nodes: rows.map((n) => ({
         serial: n.serial ?? '',
         slug: n.slug,
-        url: this.deps.nodes.toApi(n).url,
+        url: scanUrl(scanBase, n.slug),
         id: n.id,
         status: n.status,
         hardware_id: n.hardware_id,

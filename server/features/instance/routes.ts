@@ -3,9 +3,10 @@ import type { AppConfig } from '../../config.ts';
 import { defineRoute } from '../../http/route.ts';
 import { Instance, type InstanceT } from '../../schemas/instance.ts';
 import type { KeyService } from '../keys/index.ts';
+import type { OrganizationService } from '../organization/index.ts';
 
 /** GET /v1/instance: version, addresses and data directory for the console's About screen. */
-export function instanceRoutes(config: AppConfig, keys: KeyService) {
+export function instanceRoutes(config: AppConfig, keys: KeyService, organizations: OrganizationService) {
   return [
     defineRoute({
       method: 'get',
@@ -20,7 +21,8 @@ export function instanceRoutes(config: AppConfig, keys: KeyService) {
           version: config.version,
           server_url: apiBase.replace(/\/v1$/, ''),
           api_base: apiBase,
-          scan_base: config.scanBase,
+          // The organization's own scan domain when it set one (GET /v1/organization says which).
+          scan_base: await organizations.scanBase(auth.orgId),
           // Where the data lives on this machine is the operator's business, not every tenant's.
           ...(auth.admin ? { data_dir: config.dataDir ? resolve(config.dataDir) : '' } : {}),
           organization: { id: auth.orgId, name: org?.name ?? '' },

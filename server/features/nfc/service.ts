@@ -11,7 +11,8 @@ import { newId } from '../../platform/ids.ts';
 import type { Outbox } from '../../platform/outbox.ts';
 import type { NodeT } from '../../schemas/nodes.ts';
 import type { BatchService } from '../batches/index.ts';
-import type { NodeRow, NodeService } from '../nodes/index.ts';
+import { type NodeRow, type NodeService, scanUrl } from '../nodes/index.ts';
+import { assertPermanentScanBase } from '../organization/index.ts';
 import { advice } from './advice.ts';
 import type { BridgeStatus, NfcDevice } from './bridge.ts';
 import { nfcTagUrl } from './ndef.ts';
@@ -27,8 +28,6 @@ export interface NfcServiceDeps {
   /** Tags are bound to nodes through the nodes feature (it records node.updated). */
   nodeService: NodeService;
   batchService: BatchService;
-  /** `{scan_base}/v/<slug>` */
-  scanUrl: (slug: string) => string;
   /** The reader bridge; null when NFC is disabled on this instance. */
   device: NfcDevice | null;
 }
@@ -212,10 +211,12 @@ export class NfcService {
     return s && s.org_id === orgId ? this.view(db, s) : null;
   }
 
-  async startSession(orgId: string, batchId: string, options: { lock?: boolean; allow_reassign?: boolean } = {}): Promise<SessionView> {
+  /** 409 while the scan base is loopback, unless `allow_local_scan_base` (test tags): a tag's URL is permanent. */
+  async startSession(orgId: string, batchId: string, options: { lock?: boolean; allow_reassign?: boolean; allow_local_scan_base?: boolean } = {}): Promise<SessionView> {
     const { repo, store } = this.deps;
     const view = await store.transaction(async (tx) => {
       const batch = await this.deps.batchService.get(orgId, batchId, tx);
+      assertPermanentScanBase(await this.deps.nodeService.scanBaseOf(orgId, tx), options.allow_local_scan_base, 'tag');
       const active = await repo.activeSession(tx);
       if (active) {
         if (active.org_id === orgId && active.batch_id === batch.id) return this.view(tx, active);
@@ -316,8 +317,9 @@ export class NfcService {
    * Writes one node's tag: the tag on the reader now, or the next one presented within
    * `timeoutMs`. Refusals reject with an NfcError (NfcRefusal for a tag bound elsewhere).
    */
-  async writeNode(orgId: string, slug: string, options: { lock?: boolean; reassign?: boolean; timeoutMs?: number } = {}): Promise<TagWritten> {
+  async writeNode(orgId: string, slug: string, options: { lock?: boolean; reassign?: boolean; timeoutMs?: number; allowLocalScanBase?: boolean } = {}): Promise<TagWritten> {
     const node = await this.deps.nodeService.get(orgId, slug);
+    assertPermanentScanBase(await this.deps.nodeService.scanBaseOf(orgId), options.allowLocalScanBase, 'tag');
     if (!this.deps.device) throw new NfcError('unavailable', this.readerStatus().message);
     if (this.single || this.busy) throw new NfcError('busy', 'The reader is busy with another write.');
     const status = this.readerStatus();
@@ -513,9 +515,9 @@ export class NfcService {
     return url === scan || url === nfcTagUrl(scan) ? node : undefined;
   }
 
-  /** A node's scan URL (async and per organization: the scan base is becoming an organization's). */
-  private async scanUrlOf(_orgId: string, slug: string, _db: Executor = this.db): Promise<string> {
-    return this.deps.scanUrl(slug);
+  /** A node's scan URL: `{scan_base}/v/<slug>` with the organization's scan base. */
+  private async scanUrlOf(orgId: string, slug: string, db: Executor = this.db): Promise<string> {
+    return scanUrl(await this.deps.nodeService.scanBaseOf(orgId, db), slug);
   }
 
   /** What the tag on the reader holds, for this organization (GET /nfc/tag, `tag.read` events). */
@@ -594,7 +596,7 @@ export class NfcService {
         { hardware_id: w.uid, status: ACTIVATE_FROM.includes(current.status) ? 'active' : current.status },
         now,
       );
-      const api = nodeService.toApi(next);
+      const api = nodeService.toApi(next, await nodeService.scanBaseOf(orgId, tx));
       const written: TagWritten = {
         node: api,
         serial: next.serial,
@@ -718,7 +720,7 @@ export class NfcService {
             serial: nextNode.serial,
             slug: nextNode.slug,
             node_id: nextNode.id,
-            url: nfcTagUrl(this.deps.scanUrl(nextNode.slug)),
+            url: nfcTagUrl(await this.scanUrlOf(s.org_id, nextNode.slug, db)),
             revisit: nextItem!.state === 'skipped',
           }
         : null,

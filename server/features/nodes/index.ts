@@ -6,5 +6,5 @@
 export { applyTemplate, assertNoLockedOverride, assertTemplateFits, isConfigured, validatePayload } from './payload.ts';
 export { type NodeFilter, type NodeRow, NodesRepo } from './repo.ts';
 export { nodeRoutes } from './routes.ts';
-export { type CreateNodeInput, type NodeChange, NodeService, type TemplateLookup, type UpdateNodeInput } from './service.ts';
+export { type CreateNodeInput, type NodeChange, NodeService, scanUrl, type TemplateLookup, type UpdateNodeInput } from './service.ts';
 export { addScanCounts, lockNodesForScans, prepareScanCount } from './scanCount.ts';

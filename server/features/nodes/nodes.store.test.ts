@@ -28,7 +28,7 @@ for (const { dialect, skip } of backends) {
       const b = await nodes.create(orgId, { label: 'Back door', function_type: 'redirect', payload: { url: 'https://example.com/b' }, status: 'draft' });
       expect(a.slug).toMatch(/^[0-9A-HJKMNP-TV-Z]{8}$/);
       expect(b.slug).not.toBe(a.slug);
-      expect(nodes.toApi(a).url).toBe(`https://wm.example/v/${a.slug}`);
+      expect(nodes.toApi(a, await nodes.scanBaseOf(orgId)).url).toBe(`https://wm.example/v/${a.slug}`);
       const minted = await store.db.selectFrom('slugs').select(['slug', 'node_id']).orderBy('slug').execute();
       expect(minted).toEqual([{ slug: a.slug, node_id: a.id }, { slug: b.slug, node_id: b.id }].sort((x, y) => x.slug.localeCompare(y.slug)));
 
@@ -53,6 +53,20 @@ for (const { dialect, skip } of backends) {
         ['node.updated', a.slug],
         ['node.deleted', b.slug],
       ]);
+    });
+
+    it("an organization's own scan domain replaces the instance default in node URLs and events, and null restores it", async () => {
+      const { orgId, nodes, organizations, events, clock } = await setup();
+      const other = await insertOrg(t!.store, 'Other');
+      expect(await organizations.get(orgId)).toMatchObject({ scan_base: 'https://wm.example', scan_base_source: 'instance', scan_base_reach: 'public', scan_base_updated_at: null });
+      const set = await organizations.update(orgId, { scan_base: 'http://192.168.1.20:8787' });
+      expect(set).toMatchObject({ scan_base: 'http://192.168.1.20:8787', scan_base_source: 'organization', instance_scan_base: 'https://wm.example', scan_base_reach: 'lan' });
+      const a = await nodes.create(orgId, { label: 'Door', function_type: 'redirect', payload: { url: 'https://example.com/a' } });
+      expect(nodes.toApi(a, await nodes.scanBaseOf(orgId)).url).toBe(`http://192.168.1.20:8787/v/${a.slug}`);
+      expect((await events()).find((e) => e.type === 'node.created')?.data).toMatchObject({ url: `http://192.168.1.20:8787/v/${a.slug}` });
+      expect(await nodes.scanBaseOf(other)).toBe('https://wm.example'); // another organization keeps the default
+      clock.advance(1000);
+      expect(await organizations.update(orgId, { scan_base: null })).toMatchObject({ scan_base: 'https://wm.example', scan_base_source: 'instance', scan_base_updated_at: '2026-11-25T10:00:01.000Z' });
     });
 
     it('rolls a failed create back: no node, no slug, no event', async () => {

@@ -41,7 +41,7 @@ export function nodeRoutes(nodes: NodeService) {
         409: { description: "No slugs left in this site's reserve (a paired site that has not reached its remote)" },
       },
       handler: async ({ body, auth }) => {
-        const node = nodes.toApi(await nodes.create(auth.orgId, body));
+        const node = nodes.toApi(await nodes.create(auth.orgId, body), await nodes.scanBaseOf(auth.orgId));
         return { status: 201, data: { id: node.id, slug: node.slug, url: node.url, function_type: node.function_type, status: node.status } };
       },
     }),
@@ -55,7 +55,8 @@ export function nodeRoutes(nodes: NodeService) {
       responses: { 200: { description: 'Nodes', schema: Node, list: true, example: { data: [exampleNode], total: 1 } } },
       handler: async ({ query, auth }) => {
         const { rows, total } = await nodes.list(auth.orgId, query);
-        return { data: rows.map((n) => nodes.toApi(n)), total };
+        const scanBase = await nodes.scanBaseOf(auth.orgId);
+        return { data: rows.map((n) => nodes.toApi(n, scanBase)), total };
       },
     }),
     defineRoute({
@@ -66,7 +67,7 @@ export function nodeRoutes(nodes: NodeService) {
       tags: ['Nodes'],
       params: SlugParams,
       responses: { 200: { description: 'The node', schema: Node, example: { data: exampleNode } }, 404: notFound },
-      handler: async ({ params, auth }) => ({ data: nodes.toApi(await nodes.get(auth.orgId, params.slug)) }),
+      handler: async ({ params, auth }) => ({ data: nodes.toApi(await nodes.get(auth.orgId, params.slug), await nodes.scanBaseOf(auth.orgId)) }),
     }),
     defineRoute({
       method: 'patch',
@@ -78,7 +79,7 @@ export function nodeRoutes(nodes: NodeService) {
       body: UpdateNodeBody,
       responses: { 200: { description: 'Updated', schema: NodeUpdated }, 404: notFound },
       handler: async ({ params, body, auth }) => {
-        const n = nodes.toApi(await nodes.update(auth.orgId, params.slug, body));
+        const n = nodes.toApi(await nodes.update(auth.orgId, params.slug, body), await nodes.scanBaseOf(auth.orgId));
         return {
           data: { id: n.id, slug: n.slug, label: n.label, url: n.url, function_type: n.function_type, payload: n.payload, status: n.status },
         };
@@ -105,7 +106,7 @@ export function nodeRoutes(nodes: NodeService) {
       tags: ['Nodes'],
       params: SlugParams,
       responses: { 200: { description: 'The node', schema: Node }, 404: notFound },
-      handler: async ({ params, auth }) => ({ data: nodes.toApi(await nodes.setStatus(auth.orgId, params.slug, 'lost')) }),
+      handler: async ({ params, auth }) => ({ data: nodes.toApi(await nodes.setStatus(auth.orgId, params.slug, 'lost'), await nodes.scanBaseOf(auth.orgId)) }),
     }),
   ];
 }

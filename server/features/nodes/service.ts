@@ -42,8 +42,8 @@ export interface NodeServiceDeps {
   nodes: NodesRepo;
   templates: TemplateLookup;
   slugs: SlugAllocator;
-  /** `{scan_base}/v/<slug>` */
-  scanUrl: (slug: string) => string;
+  /** `{scan_base}` of an organization (its own scan domain, else the instance default). */
+  scanBase: (db: Executor, orgId: string) => Promise<string>;
 }
 
 /**
@@ -58,13 +58,18 @@ export class NodeService {
     this.deps = deps;
   }
 
-  /** The node as the API shows it. */
-  toApi(node: NodeRow): NodeT {
+  /** `{scan_base}` of `orgId`: its node URLs are `{scan_base}/v/<slug>`. */
+  scanBaseOf(orgId: string, db: Executor = this.deps.store.db): Promise<string> {
+    return this.deps.scanBase(db, orgId);
+  }
+
+  /** The node as the API shows it; `scanBase` from scanBaseOf (read once per request). */
+  toApi(node: NodeRow, scanBase: string): NodeT {
     return {
       id: node.id,
       slug: node.slug,
       label: node.label,
-      url: this.deps.scanUrl(node.slug),
+      url: scanUrl(scanBase, node.slug),
       function_type: node.function_type,
       payload: node.payload,
       status: node.status,
@@ -98,7 +103,7 @@ export class NodeService {
         status: input.status ?? 'active',
         template_id: templateId,
       });
-      await this.deps.outbox.record(tx, orgId, 'node.created', this.toApi(node));
+      await this.deps.outbox.record(tx, orgId, 'node.created', await this.apiIn(tx, node));
       return node;
     });
   }
@@ -219,16 +224,26 @@ export class NodeService {
       return;
     }
     const node = await this.deps.nodes.get(tx, change.entity_id);
-    if (node) await this.deps.outbox.record(tx, orgId, effect === 'created' ? 'node.created' : 'node.updated', this.toApi(node));
+    if (node) await this.deps.outbox.record(tx, orgId, effect === 'created' ? 'node.created' : 'node.updated', await this.apiIn(tx, node));
   }
 
   private async save(tx: Executor, next: NodeRow): Promise<NodeRow> {
     await this.deps.nodes.update(tx, next);
-    await this.deps.outbox.record(tx, next.org_id, 'node.updated', this.toApi(next));
+    await this.deps.outbox.record(tx, next.org_id, 'node.updated', await this.apiIn(tx, next));
     return next;
+  }
+
+  /** The node as events carry it, in the caller's transaction. */
+  private async apiIn(tx: Executor, node: NodeRow): Promise<NodeT> {
+    return this.toApi(node, await this.deps.scanBase(tx, node.org_id));
   }
 
   private now(): string {
     return new Date(this.deps.clock.now()).toISOString();
   }
+}
+
+/** `{scan_base}/v/<slug>` */
+export function scanUrl(scanBase: string, slug: string): string {
+  return `${scanBase.replace(/\/+$/, '')}/v/${slug}`;
 }

@@ -62,7 +62,7 @@ function sendPreview(res: Response, pdf: PreparedPdf, page: number): undefined {
  */
 export async function sendManifestPdf(print: PrintService, ctx: { req: Request; res: Response; orgId: string; batchId: string }): Promise<undefined> {
   const options = parseOrThrow(ManifestPdfQuery, { ...ctx.req.query });
-  const pdf = await print.batchPdf(ctx.orgId, ctx.batchId, options);
+  const pdf = await print.batchPdf(ctx.orgId, ctx.batchId, options, options.allow_local_scan_base);
   return sendPdf(ctx.res, pdf, true);
 }
 
@@ -108,8 +108,9 @@ export function printingRoutes(print: PrintService) {
       responses: {
         200: { description: 'The label', content: PDF_CONTENT, headers: pdfHeaders },
         404: { description: 'Node not found' },
+        409: { description: 'The scan base is loopback: set a scan domain, or allow_local_scan_base=true for a test print' },
       },
-      handler: async ({ params, query, auth, res }) => sendPdf(res, await print.nodePdf(auth.orgId, params.slug, query), false),
+      handler: async ({ params, query, auth, res }) => sendPdf(res, await print.nodePdf(auth.orgId, params.slug, query, query.allow_local_scan_base), false),
     }),
     defineRoute({
       method: 'get',
@@ -124,7 +125,8 @@ export function printingRoutes(print: PrintService) {
         404: { description: 'Batch not found' },
         409: { description: 'Manifest not ready' },
       },
-      handler: async ({ params, query, auth, res }) => sendPreview(res, await print.batchPdf(auth.orgId, params.id, query), query.page),
+      // A preview is never printed: it shows the codes whatever the scan base.
+      handler: async ({ params, query, auth, res }) => sendPreview(res, await print.batchPdf(auth.orgId, params.id, query, true), query.page),
     }),
     defineRoute({
       method: 'get',
@@ -135,7 +137,7 @@ export function printingRoutes(print: PrintService) {
       params: SlugParams,
       query: PreviewQuery,
       responses: { 200: { description: 'The page', content: SVG_CONTENT, headers: printHeaders() }, 404: { description: 'Node not found' } },
-      handler: async ({ params, query, auth, res }) => sendPreview(res, await print.nodePdf(auth.orgId, params.slug, query), query.page),
+      handler: async ({ params, query, auth, res }) => sendPreview(res, await print.nodePdf(auth.orgId, params.slug, query, true), query.page),
     }),
     defineRoute({
       method: 'post',

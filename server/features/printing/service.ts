@@ -7,7 +7,8 @@ import { NotFoundError, ValidationError } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { type Caption, DEFAULT_LAYOUT_ID, type LabelLayoutT, type LayoutInfoT, type PrintOptions, type PrintQuery, type PrinterT } from '../../schemas/printing.ts';
 import type { BatchService } from '../batches/index.ts';
-import type { NodeService } from '../nodes/index.ts';
+import { type NodeService, scanUrl } from '../nodes/index.ts';
+import { assertPermanentScanBase } from '../organization/index.ts';
 import { layoutInfo, loadLayouts } from './layouts.ts';
 import { type LabelItem, type PdfJob, labelsPdfBuffer, planLabels, writeCalibrationPdf, writeLabelsPdf } from './pdf.ts';
 import { printableUrl } from './qr.ts';
@@ -172,10 +173,14 @@ export class PrintService {
 
   // ---- PDFs ---------------------------------------------------------------------------------
 
-  /** The print sheet of a batch, in serial order (404 unknown batch, 409 manifest not ready). */
-  async batchPdf(orgId: string, batchId: string, query: PrintQuery): Promise<PreparedPdf> {
+  /**
+   * The print sheet of a batch, in serial order (404 unknown batch, 409 manifest not ready, 409
+   * while the scan base is loopback unless `allowLocalScanBase`: labels are permanent).
+   */
+  async batchPdf(orgId: string, batchId: string, query: PrintQuery, allowLocalScanBase?: boolean): Promise<PreparedPdf> {
     const { layout, options } = await this.resolve(orgId, query);
     const { batch, nodes: rows } = await this.deps.batches.manifest(orgId, batchId);
+    assertPermanentScanBase(await this.deps.nodes.scanBaseOf(orgId), allowLocalScanBase, 'labels');
     const labels = new Map<string, string>();
     if (options.caption === 'label') {
       const { rows: nodes } = await this.deps.nodes.list(orgId, { batch_id: batch.id, limit: Math.max(1, batch.quantity), offset: 0 });
@@ -186,11 +191,13 @@ export class PrintService {
     return this.prepare(layout, sources, options, `Waymark labels — batch ${batch.label} (${batch.prefix})`, `${safeFilename(batch.prefix)}-labels-${layout.id}.pdf`);
   }
 
-  /** One node's label (404 unknown node). */
-  async nodePdf(orgId: string, slug: string, query: PrintQuery): Promise<PreparedPdf> {
+  /** One node's label (404 unknown node; 409 while the scan base is loopback unless `allowLocalScanBase`). */
+  async nodePdf(orgId: string, slug: string, query: PrintQuery, allowLocalScanBase?: boolean): Promise<PreparedPdf> {
     const { layout, options } = await this.resolve(orgId, query);
-    const node = this.deps.nodes.toApi(await this.deps.nodes.get(orgId, slug));
-    const source: Source = { url: node.url, slug: node.slug, serial: node.serial, label: node.label };
+    const node = await this.deps.nodes.get(orgId, slug);
+    const scanBase = await this.deps.nodes.scanBaseOf(orgId);
+    assertPermanentScanBase(scanBase, allowLocalScanBase, 'labels');
+    const source: Source = { url: scanUrl(scanBase, node.slug), slug: node.slug, serial: node.serial, label: node.label };
     return this.prepare(layout, [source], options, `Waymark label — ${node.label} (${node.slug})`, `${node.slug}-label-${layout.id}.pdf`);
   }
 

@@ -15,10 +15,9 @@ export interface ScanRouteDeps {
   nodes: NodeService;
   rules: RuleService;
   analytics: ScanAnalytics;
-  scanBase: string;
 }
 
-export function scanRoutes({ nodes, rules, analytics, scanBase }: ScanRouteDeps) {
+export function scanRoutes({ nodes, rules, analytics }: ScanRouteDeps) {
   return [
     defineRoute({
       method: 'get',
@@ -115,7 +114,7 @@ export function scanRoutes({ nodes, rules, analytics, scanBase }: ScanRouteDeps)
       handler: async ({ params, query, auth, res }) => {
         const node = await nodes.get(auth.orgId, params.slug);
         const format = query.format ?? 'svg';
-        const file = await qrFile(printedScanUrl(scanBase, node.slug), { format, size: query.size, ecc: query.ecc ?? 'M', margin: query.margin });
+        const file = await qrFile(printedScanUrl(await nodes.scanBaseOf(auth.orgId), node.slug), { format, size: query.size, ecc: query.ecc ?? 'M', margin: query.margin });
         res
           .status(200)
           .type(file.contentType)

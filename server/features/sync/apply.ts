@@ -40,6 +40,13 @@ export const ENTITY_TABLES = {
     cols: ['name', 'prefix', 'key_hash', 'plan', 'limits_json', 'created_at', 'revoked_at'],
     required: ['name', 'prefix', 'key_hash', 'plan', 'created_at'],
   },
+  // An organization's settings (migration 066): one row per organization, keyed by its id, which
+  // differs on each side, so apply maps it to the local organization (settingsOfLocalOrg).
+  organization: {
+    table: 'organization_settings',
+    cols: ['scan_base', 'updated_at'],
+    required: ['updated_at'],
+  },
 } as const;
 
 export type EntityName = keyof typeof ENTITY_TABLES;
@@ -80,7 +87,8 @@ export class ChangeApplier {
    * no rule above foresaw, e.g. an NFC tag bound to two nodes) is rolled back alone and logged as
    * `not_applicable`: one bad change must never block the queue behind it.
    */
-  async apply(tx: Executor, change: SyncChangeT, ctx: ApplyContext): Promise<void> {
+  async apply(tx: Executor, received: SyncChangeT, ctx: ApplyContext): Promise<void> {
+    const change = settingsOfLocalOrg(received, ctx.orgId);
     try {
       await this.repo.savepoint(tx, () => this.applyOne(tx, change, ctx));
     } catch (err) {
@@ -307,6 +315,15 @@ export class ChangeApplier {
   private as(tx: Executor, change: SyncChangeT, fn: () => Promise<void>): Promise<void> {
     return this.capture.applying(tx, { writer: change.writer, hlc: change.hlc }, fn);
   }
+}
+
+/**
+ * An organization's settings row is keyed by the organization's id, which is not the same on a
+ * site and on its remote: the change lands on the settings of the organization it is applied to
+ * (versions too, so last-writer-wins compares the same row's fields on each side).
+ */
+function settingsOfLocalOrg(change: SyncChangeT, orgId: string): SyncChangeT {
+  return change.entity === 'organization' ? { ...change, entity_id: orgId } : change;
 }
 
 /** A constraint the row breaks (SQLite SQLITE_CONSTRAINT_*, PostgreSQL class 23). */

@@ -124,6 +124,44 @@ describe.each(backends)('change capture on $dialect (one model for both backends
     expect((await outbox(store)).map((r) => [r.entity_id, r.writer, r.seq > 0])).toEqual([['t1', 'site-1/inc-1', true]]);
   });
 
+  run("captures an organization's scan domain, and applies one from the other side to this side's own organization", async () => {
+    const { store, clock, capture } = await setUp(dialect);
+    const settings = (scan_base: string | null, updated_at: string) => ({ id: 'org', org_id: 'org', scan_base, updated_at });
+    await store.transaction((tx) => tx.insertInto('organization_settings').values(settings('https://a.example', iso)).execute());
+    clock.advance(5);
+    await store.transaction((tx) => tx.updateTable('organization_settings').set({ scan_base: 'https://b.example', updated_at: `${iso}-b` }).where('id', '=', 'org').execute());
+    const rows = await outbox(store);
+    expect(rows.map((r) => [r.entity, r.entity_id, r.op, JSON.parse(r.fields), r.org_id, r.pushed])).toEqual([
+      ['organization', 'org', 'upsert', { scan_base: 'https://a.example', updated_at: iso }, 'org', 0],
+      ['organization', 'org', 'upsert', { scan_base: 'https://b.example', updated_at: `${iso}-b` }, 'org', 0],
+    ]);
+
+    // A change made on the other side names that side's organization id: it lands on this side's.
+    const applier = new ChangeApplier(new ReplicationRepo(store.dialect), capture);
+    const remote = (hlc: string, scan_base: string): SyncChangeT => ({
+      seq: 1,
+      entity: 'organization',
+      entity_id: 'remote-org-id',
+      op: 'upsert',
+      fields: { scan_base, updated_at: `${iso}-remote` },
+      hlc,
+      writer: 'remote/1',
+      group: null,
+    });
+    const ctx = { orgId: 'org', now: iso, conflict: async () => {} };
+    // Older than this side's last edit: loses (field-level last-writer-wins).
+    await store.transaction((tx) => applier.apply(tx, remote(formatHlc(T0 - 1000, 0), 'https://old.example'), ctx));
+    expect((await store.db.selectFrom('organization_settings').select('scan_base').executeTakeFirstOrThrow()).scan_base).toBe('https://b.example');
+    await store.transaction((tx) => applier.apply(tx, remote(formatHlc(T0 + 60_000, 0), 'https://remote.example'), ctx));
+    expect(await store.db.selectFrom('organization_settings').select(['id', 'org_id', 'scan_base']).execute()).toEqual([{ id: 'org', org_id: 'org', scan_base: 'https://remote.example' }]);
+    // A fresh side (no row yet) gets one for its own organization.
+    const fresh = await setUp(dialect);
+    const freshApplier = new ChangeApplier(new ReplicationRepo(fresh.store.dialect), fresh.capture);
+    await fresh.store.transaction((tx) => freshApplier.apply(tx, remote(formatHlc(T0, 1), 'https://remote.example'), ctx));
+    expect(await fresh.store.db.selectFrom('organization_settings').select(['id', 'org_id', 'scan_base']).execute()).toEqual([{ id: 'org', org_id: 'org', scan_base: 'https://remote.example' }]);
+    expect((await outbox(fresh.store)).map((r) => [r.entity, r.entity_id, r.pulled])).toEqual([['organization', 'org', 1]]);
+  });
+
   run('compaction drops superseded rows older than the retention and keeps what rebuilds the same state', async () => {
     const { store, clock } = await setUp(dialect);
     await store.transaction((tx) => addNode(tx, 'n1', 'AAAAAAAB'));

@@ -1,4 +1,5 @@
 import { sql } from 'kysely';
+import type { SyncEntity } from '../../schemas/sync.ts';
 import type { Dialect, Executor } from '../../db/store.ts';
 import { BLOCK_SIZE } from '../slugs/index.ts';
 
@@ -299,7 +300,7 @@ export interface Version {
 
 export interface OutboxRow {
   seq: number;
-  entity: 'node' | 'rule' | 'template' | 'webhook' | 'batch' | 'api_key';
+  entity: SyncEntity;
   entity_id: string;
   op: 'upsert' | 'delete';
   fields: string;
