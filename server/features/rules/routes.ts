@@ -82,7 +82,7 @@ export function ruleRoutes(rules: RuleService, nodes: NodeService) {
         409: { description: 'The rule is not a split-test variant' },
         422: { description: 'The variant does not fit the node (a template locks its type or fields)' },
       },
-      handler: async ({ params, auth }) => ({ data: nodes.toApi(await rules.promote(auth.orgId, params.slug, params.ruleId)) }),
+      handler: async ({ params, auth }) => ({ data: nodes.toApi(await rules.promote(auth.orgId, params.slug, params.ruleId), await nodes.scanBaseOf(auth.orgId)) }),
     }),
   ];
 }
