@@ -127,10 +127,8 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   server.on('request', app.handle);
 
   let firstRun: RunningServer['firstRun'];
-  if (!(await app.services.keys.hasOrganizations())) {
-    const created = await app.services.keys.createOrgWithKey('Default organization', 'First key');
-    firstRun = { orgId: created.org.id, apiKey: created.apiKey };
-  }
+  const created = await app.services.keys.createFirstOrgWithKey('Default organization', 'First key');
+  if (created) firstRun = { orgId: created.org.id, apiKey: created.apiKey };
   app.start();
 
   let closing: Promise<void> | undefined;

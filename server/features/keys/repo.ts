@@ -1,4 +1,5 @@
-import type { Executor } from '../../db/store.ts';
+import { sql } from 'kysely';
+import type { Dialect, Executor } from '../../db/store.ts';
 import type { Plan } from '../../schemas/common.ts';
 
 export interface OrgRow {
@@ -27,6 +28,15 @@ const ORG_COLUMNS = ['id', 'name', 'created_at'] as const;
 
 /** Organizations and their API keys (only hashes of keys are stored). */
 export class KeysRepo {
+  /**
+   * Serializes creating organizations for the rest of the transaction, across processes
+   * (PostgreSQL; SQLite has one writer already): of processes starting together on an empty
+   * database, exactly one creates the first organization and its admin key.
+   */
+  async lockOrganizations(db: Executor, dialect: Dialect): Promise<void> {
+    if (dialect === 'postgres') await sql`SELECT pg_advisory_xact_lock(hashtextextended('waymark:organizations', 0))`.execute(db);
+  }
+
   async insertOrg(db: Executor, org: OrgRow): Promise<void> {
     await db.insertInto('organizations').values(org).execute();
   }

@@ -77,10 +77,6 @@ export class KeyService {
     return byId ? [byId] : this.repo.orgsNamed(this.store.db, ref);
   }
 
-  async hasOrganizations(): Promise<boolean> {
-    return (await this.repo.countOrgs(this.store.db)) > 0;
-  }
-
   /**
    * Creates a key; the plain key is returned once and never stored. `admin` makes it an
    * instance-admin key: only the operator (CLI, first start, the desktop app) asks for one.
@@ -113,8 +109,22 @@ export class KeyService {
   }
 
   /** A new organization and its first key, which is an instance-admin key when this is the instance's first organization. */
+  /**
+   * The first start's organization and key, unless the instance has an organization already
+   * (then undefined): safe when several processes start together on one empty database.
+   */
+  createFirstOrgWithKey(orgName: string, keyName: string): Promise<{ org: OrgRow; key: ApiKeyRow; apiKey: string } | undefined> {
+    return this.store.transaction(async (tx) => {
+      await this.repo.lockOrganizations(tx, this.store.dialect);
+      if ((await this.repo.countOrgs(tx)) > 0) return undefined;
+      const org = await this.createOrg(orgName, tx);
+      return { org, ...(await this.createKey(org.id, keyName, 'developer', undefined, tx, { admin: true })) };
+    });
+  }
+
   createOrgWithKey(orgName: string, keyName: string): Promise<{ org: OrgRow; key: ApiKeyRow; apiKey: string }> {
     return this.store.transaction(async (tx) => {
+      await this.repo.lockOrganizations(tx, this.store.dialect);
       const first = (await this.repo.countOrgs(tx)) === 0;
       const org = await this.createOrg(orgName, tx);
       return { org, ...(await this.createKey(org.id, keyName, 'developer', undefined, tx, { admin: first })) };
