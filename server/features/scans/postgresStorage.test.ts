@@ -162,7 +162,7 @@ describe.skipIf(postgresMissing !== null)(`scan path on PostgreSQL${postgresMiss
     expect(await urlServed(onA, 'AAAAAAAA')).toBe('https://example.com/old');
     // A's listening connection is up (its LISTEN is the last statement it ran).
     const listening = async () =>
-      Number((await sql<{ n: number }>`SELECT count(*) AS n FROM pg_stat_activity WHERE query = 'LISTEN waymark_scan_cache'`.execute(b.db)).rows[0]?.n);
+      Number((await sql<{ n: number }>`SELECT count(*) AS n FROM pg_stat_activity WHERE query = 'LISTEN waymark_scan_cache' AND datname = current_database()`.execute(b.db)).rows[0]?.n);
     for (const until = Date.now() + 10_000; (await listening()) === 0 && Date.now() < until; ) await new Promise((r) => setTimeout(r, 20));
     expect(await listening()).toBe(1);
     await b.transaction(async (tx) => {
