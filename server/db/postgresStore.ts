@@ -6,9 +6,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import pg from 'pg';
-import { Kysely, PostgresDialect } from 'kysely';
+import { Kysely, PostgresDialect, sql } from 'kysely';
 import type { Schema } from './schema.ts';
-import { type Executor, runCommitted, type Store, TransactionScope } from './store.ts';
+import { type Executor, runCommitted, type Store, type TransactionOptions, TransactionScope } from './store.ts';
 
 export const postgresMigrationsDir = join(import.meta.dirname, 'postgres');
 
@@ -67,9 +67,10 @@ export class PostgresStore implements Store {
     return new PostgresStore(pool);
   }
 
-  async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
+  async transaction<T>(fn: (tx: Executor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
     let committed: Array<() => void> = [];
     const result = await this.db.transaction().execute(async (tx) => {
+      if (options.flush === 'deferred') await sql`SET LOCAL synchronous_commit = off`.execute(tx);
       const out = await this.scope.run(tx, fn);
       committed = out.committed;
       return out.result;

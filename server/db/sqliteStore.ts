@@ -19,7 +19,7 @@ import type { Database, Statement } from 'better-sqlite3';
 import { type DatabaseConnection, type DialectAdapter, type Driver, Kysely, SqliteAdapter, SqliteDialect, type TransactionSettings } from 'kysely';
 import { captureState } from './capture.ts';
 import type { Schema } from './schema.ts';
-import { type Executor, runCommitted, type Store, TransactionScope } from './store.ts';
+import { type Executor, runCommitted, type Store, type TransactionOptions, TransactionScope } from './store.ts';
 
 const STATEMENT_CACHE_SIZE = 500;
 
@@ -133,29 +133,53 @@ export class SqliteStore implements Store {
     this.db = new Kysely<Schema>({ dialect: new Dialect({ database: cachingDatabase(connection) }) });
   }
 
-  async transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T> {
-    const capture = captureState(this.connection);
-    let yielded = false;
-    const turn = setImmediate(() => (yielded = true));
-    let committed: Array<() => void> = [];
+  async transaction<T>(fn: (tx: Executor) => Promise<T>, options: TransactionOptions = {}): Promise<T> {
+    const turn = { yielded: false };
+    const timer = setImmediate(() => (turn.yielded = true));
     try {
-      const result = await this.db.transaction().execute(async (tx) => {
-        // The rows this transaction captures for sync travel as one group (db/capture.ts).
-        capture.group = randomBytes(8).toString('hex');
-        try {
-          const out = await this.scope.run(tx, fn);
-          if (yielded) throw new Error('A SQLite transaction awaited I/O (it outlived its event-loop turn): do the I/O before or after it');
-          committed = out.committed;
-          return out.result;
-        } finally {
-          capture.group = null;
-        }
-      });
-      runCommitted(committed);
-      return result;
+      if (options.flush !== 'deferred') return await this.run(this.db, fn, turn);
+      // The level is switched while this caller holds the connection (no other query can slip in
+      // and commit at NORMAL) and switched back before it lets go.
+      return await this.db.connection().execute((conn) => this.deferFlush(() => this.run(conn, fn, turn)));
     } finally {
-      clearImmediate(turn);
+      clearImmediate(timer);
     }
+  }
+
+  /**
+   * Runs `commit` at synchronous = NORMAL (in WAL mode the commit is written to the WAL but not
+   * fsynced; the next FULL commit or checkpoint flushes it), unless the connection's level is
+   * already below FULL. `pragma` compiles afresh on every call: SQLite applies this pragma, and
+   * reads its value, when the statement is prepared, so a cached statement would do neither.
+   */
+  private async deferFlush<T>(commit: () => Promise<T>): Promise<T> {
+    const level = Number(this.connection.pragma('synchronous', { simple: true }));
+    if (level < 2) return commit();
+    this.connection.pragma('synchronous = NORMAL');
+    try {
+      return await commit();
+    } finally {
+      this.connection.pragma(`synchronous = ${level}`);
+    }
+  }
+
+  private async run<T>(on: Executor, fn: (tx: Executor) => Promise<T>, turn: { yielded: boolean }): Promise<T> {
+    const capture = captureState(this.connection);
+    let committed: Array<() => void> = [];
+    const result = await on.transaction().execute(async (tx) => {
+      // The rows this transaction captures for sync travel as one group (db/capture.ts).
+      capture.group = randomBytes(8).toString('hex');
+      try {
+        const out = await this.scope.run(tx, fn);
+        if (turn.yielded) throw new Error('A SQLite transaction awaited I/O (it outlived its event-loop turn): do the I/O before or after it');
+        committed = out.committed;
+        return out.result;
+      } finally {
+        capture.group = null;
+      }
+    });
+    runCommitted(committed);
+    return result;
   }
 
   afterCommit(tx: Executor, fn: () => void): void {

@@ -1,6 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
 import { openTestStore, type TestStore } from '../../test/support/stores.ts';
 import { needs } from '../../test/support/system.ts';
+import type { SqliteStore } from './sqliteStore.ts';
+import type { Executor } from './store.ts';
 
 const backends = [
   { dialect: 'sqlite' as const, skip: null },
@@ -86,6 +89,21 @@ for (const { dialect, skip } of backends) {
       expect(await store.db.selectFrom('settings').select(['key', 'value']).execute()).toEqual([{ key: 'hooked', value: 'yes' }]);
     });
 
+    it('commits a deferred-flush transaction like any other, and rolls one back that throws', async () => {
+      t = await openTestStore(dialect);
+      const { store } = t;
+      await store.transaction(async (tx) => {
+        await tx.insertInto('organizations').values(org('g')).execute();
+      }, { flush: 'deferred' });
+      await expect(
+        store.transaction(async (tx) => {
+          await tx.insertInto('organizations').values(org('h')).execute();
+          throw new Error('h fails');
+        }, { flush: 'deferred' }),
+      ).rejects.toThrow('h fails');
+      expect(await store.db.selectFrom('organizations').select('id').execute()).toEqual([{ id: 'g' }]);
+    });
+
     it('returns 64-bit integer columns as numbers', async () => {
       t = await openTestStore(dialect);
       const row = await t.store.db.selectFrom('scan_cache_epoch').select(['id', 'epoch']).executeTakeFirstOrThrow();
@@ -93,6 +111,62 @@ for (const { dialect, skip } of backends) {
     });
   });
 }
+
+describe('store on sqlite: a deferred-flush transaction', () => {
+  const level = (store: SqliteStore) => Number(store.connection.pragma('synchronous', { simple: true }));
+
+  it('commits at NORMAL and puts the connection back at its own level, also when it throws', async () => {
+    const t = await openTestStore('sqlite');
+    const store = t.store as SqliteStore;
+    try {
+      for (const own of [2, 3]) {
+        store.connection.pragma(`synchronous = ${own}`);
+        expect(await store.transaction(async () => level(store), { flush: 'deferred' })).toBe(1);
+        expect(level(store)).toBe(own);
+        expect(await store.transaction(async () => level(store))).toBe(own);
+        await expect(store.transaction(async () => Promise.reject(new Error('boom')), { flush: 'deferred' })).rejects.toThrow('boom');
+        expect(level(store)).toBe(own);
+      }
+      // A weaker level is left alone.
+      store.connection.pragma('synchronous = OFF');
+      expect(await store.transaction(async () => level(store), { flush: 'deferred' })).toBe(0);
+    } finally {
+      await t.close();
+    }
+  });
+
+  it('keeps other callers off the connection until the level is back', async () => {
+    const t = await openTestStore('sqlite');
+    const store = t.store as SqliteStore;
+    try {
+      const seen: number[] = [];
+      await Promise.all([
+        store.transaction(async (tx) => {
+          await tx.insertInto('organizations').values({ id: 'a', name: 'A', created_at: '2026-11-25T00:00:00.000Z' }).execute();
+        }, { flush: 'deferred' }),
+        store.transaction(async () => {
+          seen.push(level(store));
+        }),
+      ]);
+      expect(seen).toEqual([2]);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe.skipIf(needs.postgres() !== null)('store on postgres: a deferred-flush transaction', () => {
+  it('turns synchronous_commit off for that transaction only', async () => {
+    const t = await openTestStore('postgres');
+    try {
+      const show = async (tx: Executor) => (await sql<{ synchronous_commit: string }>`SHOW synchronous_commit`.execute(tx)).rows[0]!.synchronous_commit;
+      expect(await t.store.transaction(show, { flush: 'deferred' })).toBe('off');
+      expect(await t.store.transaction(show)).toBe('on');
+    } finally {
+      await t.close();
+    }
+  });
+});
 
 describe('store on sqlite: transactions stay within one event-loop turn', () => {
   it('rolls back a transaction that awaited real I/O', async () => {

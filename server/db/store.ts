@@ -14,6 +14,17 @@ export type Dialect = 'sqlite' | 'postgres';
 /** What a repository runs its queries on: the store's root connection or an open transaction. */
 export type Executor = Kysely<Schema>;
 
+/** How a transaction's commit reaches the disk. */
+export interface TransactionOptions {
+  /**
+   * `deferred`: the commit does not wait for the disk (SQLite: `synchronous = NORMAL` for this
+   * commit; PostgreSQL: `synchronous_commit = off` for this transaction). A
+   * crash of the process loses nothing; a power cut (or a crash of the PostgreSQL server) may lose
+   * the last such commits. Only for bookkeeping that is safe to redo (webhook delivery state).
+   */
+  flush?: 'deferred';
+}
+
 export interface Store {
   readonly dialect: Dialect;
   /** Reads outside a transaction, and single-statement writes that need none. */
@@ -23,7 +34,7 @@ export interface Store {
    * Inside `fn`, query only through `tx` (and pass it on): a query on `db` there throws, since on
    * SQLite it would wait for the very connection the transaction holds.
    */
-  transaction<T>(fn: (tx: Executor) => Promise<T>): Promise<T>;
+  transaction<T>(fn: (tx: Executor) => Promise<T>, options?: TransactionOptions): Promise<T>;
   /** Runs `fn` after the transaction `tx` commits (right away, in a microtask, when `tx` is `db`). */
   afterCommit(tx: Executor, fn: () => void): void;
   /** Called at the start of every transaction, before `fn` (change capture sets its context). */
