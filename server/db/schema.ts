@@ -148,6 +148,15 @@ export interface PrinterProfiles {
   updated_at: string;
 }
 
+export interface RateLimitWindows {
+  batch: number;
+  burst: number;
+  key_id: string;
+  minute: number;
+  second: number;
+  standard: number;
+}
+
 export interface Rules {
   /** Insertion order (SQLite's implicit rowid; an identity column on PostgreSQL): orders rows created within one millisecond. */
   rowid: Generated<number>;
@@ -387,6 +396,12 @@ export interface WebhookAttempts {
   succeeded: number;
 }
 
+export interface WebhookClaims {
+  claimed_until: string;
+  owner: string;
+  webhook_id: string;
+}
+
 export interface WebhookDeliveries {
   attempts: Generated<number>;
   completed_at: string | null;
@@ -441,6 +456,7 @@ export interface Schema {
   organization_settings: OrganizationSettings;
   outbox_events: OutboxEvents;
   printer_profiles: PrinterProfiles;
+  rate_limit_windows: RateLimitWindows;
   rules: Rules;
   scan_cache_epoch: ScanCacheEpoch;
   scan_events: ScanEvents;
@@ -470,6 +486,7 @@ export interface Schema {
   sync_versions: SyncVersions;
   templates: Templates;
   webhook_attempts: WebhookAttempts;
+  webhook_claims: WebhookClaims;
   webhook_deliveries: WebhookDeliveries;
   webhook_fanout_cursor: WebhookFanoutCursor;
   webhooks: Webhooks;
