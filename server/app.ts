@@ -9,7 +9,7 @@ import type { AppConfig } from './config.ts';
 import { createHttpApp } from './http/api.ts';
 import { mountConsole } from './http/console.ts';
 import { createMetrics, mountMetrics } from './http/metrics.ts';
-import { RateLimiter } from './http/rateLimit.ts';
+import { MemoryRateLimiter } from './http/rateLimit.ts';
 import type { AnyRouteSpec } from './http/route.ts';
 import type { Clock } from './platform/clock.ts';
 import { LegacyOutbox } from './platform/legacyOutbox.ts';
@@ -196,7 +196,7 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
   const logger = storage.wrap(baseLogger);
   const db = legacyConnection(store);
   const services = await createServices(store, clock, config, logger, nfc, resourcesDir, secrets);
-  const rateLimiter = new RateLimiter(clock);
+  const rateLimiter = new MemoryRateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
     ...ruleRoutes(services.rules, services.nodes),

@@ -13,14 +13,6 @@ export interface RateDecision {
   retryAfter: number;
 }
 
-interface KeyWindows {
-  minute: number;
-  standard: number;
-  batch: number;
-  second: number;
-  burst: number;
-}
-
 /**
  * Fixed-window budgets per API key: standard requests per minute plus a per-second burst cap,
  * and a separate per-minute batch budget. A request is checked against every budget it belongs
@@ -29,8 +21,36 @@ interface KeyWindows {
  * Not express-rate-limit: its stores keep their own wall-clock timers (this takes the app's
  * injected clock, so windows are testable), and it charges each limiter before the next one
  * decides, which would let a burst rejection eat the minute budget.
+ *
+ * Two implementations: MemoryRateLimiter for the one process on a SQLite file, and
+ * SharedRateLimiter (sharedRateLimit.ts) on PostgreSQL, where any number of processes answer
+ * for the same keys.
  */
-export class RateLimiter {
+export interface RateLimiter {
+  check(keyId: string, limits: Limits, budget: Budget): Promise<RateDecision>;
+}
+
+/** The window a request falls in, and what its headers say about it. */
+export function rateWindow(now: number): { minute: number; second: number; reset: number; minuteRetry: number } {
+  const minute = Math.floor(now / 60_000);
+  return {
+    minute,
+    second: Math.floor(now / 1000),
+    reset: (minute + 1) * 60,
+    minuteRetry: Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000)),
+  };
+}
+
+interface KeyWindows {
+  minute: number;
+  standard: number;
+  batch: number;
+  second: number;
+  burst: number;
+}
+
+/** The budgets of one process, in memory. */
+export class MemoryRateLimiter implements RateLimiter {
   private readonly windows = new Map<string, KeyWindows>();
 
   private readonly clock: Clock;
@@ -39,10 +59,8 @@ export class RateLimiter {
     this.clock = clock;
   }
 
-  check(keyId: string, limits: Limits, budget: Budget): RateDecision {
-    const now = this.clock.now();
-    const minute = Math.floor(now / 60_000);
-    const second = Math.floor(now / 1000);
+  async check(keyId: string, limits: Limits, budget: Budget): Promise<RateDecision> {
+    const { minute, second, reset, minuteRetry } = rateWindow(this.clock.now());
     let w = this.windows.get(keyId);
     if (!w || w.minute !== minute) {
       w = { minute, standard: 0, batch: 0, second, burst: 0 };
@@ -53,8 +71,6 @@ export class RateLimiter {
       w.second = second;
       w.burst = 0;
     }
-    const reset = (minute + 1) * 60;
-    const minuteRetry = Math.max(1, Math.ceil(((minute + 1) * 60_000 - now) / 1000));
 
     if (budget === 'batch') {
       const limit = limits.batch_per_minute;

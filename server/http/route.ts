@@ -92,7 +92,7 @@ export function guard(deps: ApiDeps, budget: Budget) {
   return async (req: Request, res: Response, next: NextFunction) => {
     const auth = await deps.keys.authenticate(bearer(req));
     if (!auth) throw new UnauthorizedError();
-    const decision = deps.rateLimiter.check(auth.keyId, auth.limits, budget);
+    const decision = await deps.rateLimiter.check(auth.keyId, auth.limits, budget);
     res.setHeader('X-RateLimit-Limit', String(decision.limit));
     res.setHeader('X-RateLimit-Remaining', String(decision.remaining));
     res.setHeader('X-RateLimit-Reset', String(decision.reset));

@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHttpApp } from '../../server/http/api.ts';
-import { RateLimiter } from '../../server/http/rateLimit.ts';
+import { MemoryRateLimiter } from '../../server/http/rateLimit.ts';
 import { defineRoute } from '../../server/http/route.ts';
 import { systemClock } from '../../server/platform/clock.ts';
 import { expectError, expectInvalid } from '../support/fixtures.ts';
@@ -159,7 +159,7 @@ describe('HTTP layer: body handling, errors, request ids, health, OpenAPI', () =
         }),
       ],
       keys: server.running.app.services.keys,
-      rateLimiter: new RateLimiter(systemClock),
+      rateLimiter: new MemoryRateLimiter(systemClock),
       trustProxy: false,
       version: 'test',
       logger: { error: (m: string) => logged.push(m) },
