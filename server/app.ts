@@ -10,9 +10,10 @@ import { createHttpApp } from './http/api.ts';
 import { mountConsole } from './http/console.ts';
 import { createMetrics, mountMetrics } from './http/metrics.ts';
 import { MemoryRateLimiter } from './http/rateLimit.ts';
+import { RateLimitRepo } from './http/rateLimitRepo.ts';
+import { SharedRateLimiter } from './http/sharedRateLimit.ts';
 import type { AnyRouteSpec } from './http/route.ts';
 import type { Clock } from './platform/clock.ts';
-import { LegacyOutbox } from './platform/legacyOutbox.ts';
 import { StorageHealth } from './http/storageHealth.ts';
 import { Outbox } from './platform/outbox.ts';
 import { defaultSecretStore, type SecretStore } from './platform/secrets.ts';
@@ -32,14 +33,7 @@ import { sqliteScanStorage } from './features/scans/sqliteStorage.ts';
 import type { PostgresStore } from './db/postgresStore.ts';
 import { ScanAnalytics } from './features/scans/analytics.ts';
 import { scanRoutes } from './features/scans/routes.ts';
-import { createPrivateAddressList } from './features/webhooks/address.ts';
-import { WebhookDispatcher } from './features/webhooks/dispatcher.ts';
-import { registerWebhookMetrics } from './features/webhooks/metrics.ts';
-import { WebhooksRepo } from './features/webhooks/repo.ts';
-import { webhookRoutes } from './features/webhooks/routes.ts';
-import { WebhookSender } from './features/webhooks/sender.ts';
-import { WebhookService } from './features/webhooks/service.ts';
-import { subscriptionCheck } from './features/webhooks/subscriptions.ts';
+import { createWebhooks, subscriptionCheck } from './features/webhooks/index.ts';
 import { type NfcDevice, nfcRoutes } from './features/nfc/index.ts';
 import { createNodeServices } from './nodeServices.ts';
 
@@ -107,7 +101,7 @@ async function createServices(
   resourcesDir?: string,
   secrets: SecretStore = defaultSecretStore(config.dataDir),
 ) {
-  // Webhooks and the scan path still run on the SQLite connection (issue 19).
+  // The scan path still runs on the SQLite connection (issue 19).
   const db = legacyConnection(store);
   const outbox = new Outbox({ store, clock, subscribed: subscriptionCheck(store.dialect) });
   // Sync (pairing, slug leases) comes first: it decides where slugs come from.
@@ -134,26 +128,19 @@ async function createServices(
     blockTaken: sync.blockTaken,
     assertCanMint: (count, db) => sync.assertCanMint(db, count),
   });
-  const privateList = createPrivateAddressList();
-  // BRIDGE until webhooks is on the store: its synchronous transactions record events through this.
-  const legacyOutbox = new LegacyOutbox(db, clock, () => outbox.notifyRecorded());
-  const webhooks = new WebhookService({ repo: new WebhooksRepo(db), outbox: legacyOutbox, clock, settings: config.webhooks, privateList });
-  const webhookSender = new WebhookSender({
-    timeoutMs: config.webhooks.timeoutMs,
-    publicOnly: config.webhooks.publicOnly,
-    privateList,
-    userAgent: `Waymark-Webhooks/${config.version}`,
-  });
-  // A paired site delivers no webhooks: the remote emits the events for what the site pushes, so
-  // receivers hear each event once (docs/sync.md).
-  const webhookDispatcher = new WebhookDispatcher({
-    service: webhooks,
-    sender: webhookSender,
+  const webhookFeature = createWebhooks({
+    store,
     outbox,
     clock,
+    settings: config.webhooks,
+    version: config.version,
     logger,
+    // A paired site delivers no webhooks: the remote emits the events for what the site pushes,
+    // so receivers hear each event once (docs/sync.md).
     enabled: () => sync.site.slugSource() === 'standalone',
   });
+  const webhooks = webhookFeature.service;
+  const webhookDispatcher = webhookFeature.dispatcher;
   const analytics = new ScanAnalytics(store, clock);
   // Webhooks across sites (docs/sync.md): the remote emits the events for what sites push, in
   // the push's transaction.
@@ -183,7 +170,7 @@ async function createServices(
       }
     },
   };
-  return { outbox, organizations, slugs, nodes, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, nfc, sync, analytics };
+  return { outbox, organizations, slugs, nodes, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, webhookFeature, nfc, sync, analytics };
 }
 
 /**
@@ -196,7 +183,8 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
   const logger = storage.wrap(baseLogger);
   const db = legacyConnection(store);
   const services = await createServices(store, clock, config, logger, nfc, resourcesDir, secrets);
-  const rateLimiter = new MemoryRateLimiter(clock);
+  // Budgets in memory for the one process on a SQLite file; in the database where processes share them.
+  const rateLimiter = store.dialect === 'postgres' ? new SharedRateLimiter(store.db, new RateLimitRepo(), clock) : new MemoryRateLimiter(clock);
   const routes: AnyRouteSpec[] = [
     ...nodeRoutes(services.nodes),
     ...ruleRoutes(services.rules, services.nodes),
@@ -206,7 +194,7 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
     ...keyRoutes(services.keys),
     ...instanceRoutes(config, services.keys, services.organizations),
     ...organizationRoutes(services.organizations),
-    ...webhookRoutes(services.webhooks),
+    ...services.webhookFeature.routes(),
     ...nfcRoutes(services.nfc),
     ...syncRoutes(services.sync),
     ...scanRoutes({ nodes: services.nodes, rules: services.rules, analytics: services.analytics }),
@@ -218,8 +206,8 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
     { start: () => services.analytics.start(() => scans.lastScanAt()), stop: () => services.analytics.stop() },
     { start: () => services.nfc.start(), stop: async () => services.nfc.stop() },
   ];
-  const metrics = createMetrics(db, config.version);
-  registerWebhookMetrics(metrics, services.webhooks);
+  const metrics = createMetrics(store.db, config.version);
+  services.webhookFeature.registerMetrics(metrics);
 
   const expressApp = createHttpApp({
     routes,

@@ -55,7 +55,7 @@ async function baseline(): Promise<number> {
 async function waymark(endpoints: number): Promise<number> {
   const server = await startTestServer();
   const receivers = await Promise.all(Array.from({ length: endpoints }, () => new Receiver().listen()));
-  for (const r of receivers) server.running.app.services.webhooks.create(server.orgId, { url: r.url, events: ['node.scanned'] });
+  for (const r of receivers) await server.running.app.services.webhooks.create(server.orgId, { url: r.url, events: ['node.scanned'] });
   const { store, db } = server.running;
   const { outbox } = server.running.app.services;
   const started = performance.now();

@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Store } from '../../server/db/store.ts';
-import { subscriptionCheck } from '../../server/features/webhooks/subscriptions.ts';
+import { subscriptionCheck } from '../../server/features/webhooks/index.ts';
 import { createNodeServices, type NodeServicesDeps } from '../../server/nodeServices.ts';
 import type { Clock } from '../../server/platform/clock.ts';
 import { Outbox } from '../../server/platform/outbox.ts';

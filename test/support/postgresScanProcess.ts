@@ -17,7 +17,7 @@ import { ScanAnalytics } from '../../server/features/scans/analytics.ts';
 import { createScanHandler } from '../../server/features/scans/handler.ts';
 import { postgresScanStorage } from '../../server/features/scans/postgresStorage.ts';
 import { systemClock } from '../../server/platform/clock.ts';
-import { subscriptionCheck } from '../../server/features/webhooks/subscriptions.ts';
+import { subscriptionCheck } from '../../server/features/webhooks/index.ts';
 
 const [url, port] = process.argv.slice(2);
 if (!url) throw new Error('usage: postgresScanProcess.ts <database-url> [port]');

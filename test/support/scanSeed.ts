@@ -9,7 +9,7 @@ import { SqliteStore } from '../../server/db/sqliteStore.ts';
 import { PostgresScanRepo } from '../../server/features/scans/postgresRepo.ts';
 import { PostgresScanWriter } from '../../server/features/scans/postgresWriter.ts';
 import { ScanWriter, type ScanRecord, type WriteResult } from '../../server/features/scans/writer.ts';
-import { subscriptionCheck } from '../../server/features/webhooks/subscriptions.ts';
+import { subscriptionCheck } from '../../server/features/webhooks/index.ts';
 
 export const SEED_AT = '2026-11-21T12:00:00.000Z';
 

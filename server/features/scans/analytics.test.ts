@@ -14,7 +14,7 @@ import { scanOf, scanWriterFor, seedNode, seedOrg } from '../../../test/support/
 import { ScanAnalytics } from './analytics.ts';
 import { PostgresScanRepo } from './postgresRepo.ts';
 import { PostgresScanWriter } from './postgresWriter.ts';
-import { subscriptionCheck } from '../webhooks/subscriptions.ts';
+import { subscriptionCheck } from '../webhooks/index.ts';
 
 const T0 = Date.parse('2026-11-21T12:00:00.000Z');
 const backends = [

@@ -16,7 +16,7 @@ import { PostgresScanWriter } from './postgresWriter.ts';
 import type { NodeEntry } from './resolver.ts';
 import { SharedScanCache } from './sharedCache.ts';
 import type { ScanStorage } from './storage.ts';
-import { subscriptionCheck } from '../webhooks/subscriptions.ts';
+import { subscriptionCheck } from '../webhooks/index.ts';
 
 const cleanup: Array<() => Promise<void>> = [];
 afterEach(async () => {

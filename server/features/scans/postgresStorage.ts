@@ -28,7 +28,7 @@ export interface PostgresScanStorageOptions {
   staleMs?: number;
   /** Batches between being resolved and committed, at most (default 1, as on SQLite). */
   maxInFlight?: number;
-  /** Whether an organization has an endpoint subscribed to an event (webhooks/subscriptions.ts). */
+  /** Whether an organization has an endpoint subscribed to an event (webhooks/index.ts subscriptionCheck). */
   subscribed: SubscriptionCheck;
   onError: (err: unknown) => void;
 }

@@ -15,7 +15,7 @@ import { OutboxIds, type ScanRecord, type WriteResult } from './writer.ts';
 export class PostgresScanWriter {
   private readonly store: Store;
   private readonly repo: PostgresScanRepo;
-  /** The webhooks feature's question (webhooks/subscriptions.ts), asked in the batch's transaction. */
+  /** The webhooks feature's question (webhooks/index.ts subscriptionCheck), asked in the batch's transaction. */
   private readonly subscribed: SubscriptionCheck;
   /** Per organization: does an endpoint subscribe to node.scanned? Valid while the epoch holds. */
   private readonly emits = new Map<string, boolean>();

@@ -6,9 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
-// Until the webhooks feature has its public face (index.ts), its subscription check is imported here.
-// eslint-disable-next-line no-restricted-imports
-import { sqliteSubscriptionCheck } from '../webhooks/subscriptions.ts';
+import { sqliteSubscriptionCheck } from '../webhooks/index.ts';
 import { prepareScanCount } from '../nodes/index.ts';
 import type { ScanEventInsert } from './repo.ts';
 

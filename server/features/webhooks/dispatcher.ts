@@ -1,13 +1,15 @@
+import { AsyncResource } from 'node:async_hooks';
 import type { Clock } from '../../platform/clock.ts';
-import type { Outbox } from '../../platform/outbox.ts';
-
-/** Where the dispatcher hears that events were recorded. */
-type RecordedEvents = Pick<Outbox, 'onRecorded'>;
 import type { WebhookSender } from './sender.ts';
 import type { WebhookService } from './service.ts';
 
 export interface DispatcherLogger {
   error(message: string, err?: unknown): void;
+}
+
+/** Where the dispatcher hears that events were recorded (platform/outbox.ts). */
+export interface RecordedEvents {
+  onRecorded(listener: () => void): () => void;
 }
 
 /** Longest sleep between looks at the queue (guards against clock jumps). */
@@ -24,10 +26,20 @@ const PRUNE_EVERY_MS = 60 * 60 * 1000;
  * dead receiver holds back only its own queue), while each endpoint gets its deliveries strictly
  * in order (its queue head is retried until it succeeds or gives up). One timer sleeps until the
  * earliest scheduled retry; the injected clock decides what is due.
+ *
+ * Several processes on one PostgreSQL database each run one: an endpoint whose sender claim
+ * another process holds is left to it, and looked at again when that claim expires (a process
+ * that died mid-attempt), see WebhookService. Events recorded by another process wake only that
+ * process; this one still looks at the queues at least every MAX_SLEEP_MS.
  */
 export class WebhookDispatcher {
   private stopped = true;
   private tickQueued = false;
+  /** A tick is under way; `tickAgain` asks for another one when it ends (ticks never overlap). */
+  private ticking = false;
+  private tickAgain = false;
+  /** The latest tick (stop waits for it). */
+  private ticked: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private readonly running = new Map<string, Promise<void>>();
   private readonly inFlight = new Set<AbortController>();
@@ -45,7 +57,14 @@ export class WebhookDispatcher {
   /** False while this instance is a paired sync site: the remote delivers its events (docs/sync.md). */
   private readonly enabled: () => boolean;
 
-  constructor(deps: { service: WebhookService; sender: WebhookSender; outbox: RecordedEvents; clock: Clock; logger: DispatcherLogger; enabled?: () => boolean }) {
+  constructor(deps: {
+    service: WebhookService;
+    sender: WebhookSender;
+    outbox: RecordedEvents;
+    clock: Clock;
+    logger: DispatcherLogger;
+    enabled?: () => boolean;
+  }) {
     this.enabled = deps.enabled ?? (() => true);
     this.service = deps.service;
     this.sender = deps.sender;
@@ -54,9 +73,16 @@ export class WebhookDispatcher {
     this.logger = deps.logger;
   }
 
+  /**
+   * Runs a tick in the async context of start(), not in the waker's: a wake from inside a
+   * transaction's callback (store.ts) must not make the tick's own queries part of it.
+   */
+  private tickOutside: () => void = () => {};
+
   start(): void {
     if (!this.stopped) return;
     this.stopped = false;
+    this.tickOutside = AsyncResource.bind(() => void this.tick());
     this.unsubscribe = [this.outbox.onRecorded(() => this.wake()), this.service.onQueueChanged(() => this.wake())];
     this.wake();
   }
@@ -67,7 +93,7 @@ export class WebhookDispatcher {
     this.tickQueued = true;
     setImmediate(() => {
       this.tickQueued = false;
-      this.tick();
+      this.tickOutside();
     });
   }
 
@@ -93,23 +119,48 @@ export class WebhookDispatcher {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     this.inFlight.forEach((c) => c.abort());
+    await this.ticked;
     await Promise.all([...this.running.values()]);
     this.sender.close();
+    // Aborted attempts were not made: another process may take their endpoints at once.
+    await this.service.releaseClaims().catch((err: unknown) => this.logger.error('webhooks: releasing claims failed', err));
   }
 
-  private tick(): void {
+  private async tick(): Promise<void> {
+    if (this.ticking) {
+      this.tickAgain = true;
+      return;
+    }
+    this.ticking = true;
+    const done = this.look().finally(() => {
+      this.ticking = false;
+      if (this.tickAgain) {
+        this.tickAgain = false;
+        this.wake();
+      }
+    });
+    this.ticked = done;
+    await done;
+  }
+
+  private async look(): Promise<void> {
     if (this.stopped || !this.enabled()) return;
     try {
-      this.service.fanOut();
+      await this.service.fanOut();
       const now = this.clock.now();
       if (now - this.lastPrune >= PRUNE_EVERY_MS) {
         const limit = 2000;
-        if (this.service.pruneFinished(limit) < limit) this.lastPrune = now;
+        if ((await this.service.pruneFinished(limit)) < limit) this.lastPrune = now;
         else this.wake(); // more to delete: continue on the next turn of the event loop
       }
       let earliest = Infinity;
-      for (const head of this.service.queueHeads()) {
+      for (const head of await this.service.queueHeads()) {
         if (this.running.has(head.webhook_id)) continue;
+        if (this.service.claimedElsewhere(head, now)) {
+          // Another process is sending it; look again when its claim runs out.
+          earliest = Math.min(earliest, Date.parse(head.claimed_until!));
+          continue;
+        }
         const pause = this.pausedUntil.get(head.webhook_id);
         if (pause !== undefined) {
           const left = pause - Date.now();
@@ -146,7 +197,7 @@ export class WebhookDispatcher {
   private run(webhookId: string): void {
     const loop = async () => {
       while (!this.stopped) {
-        const job = this.service.nextDue(webhookId);
+        const job = await this.service.nextDue(webhookId);
         if (!job) return;
         const message = this.service.buildMessage(job);
         const controller = new AbortController();
@@ -159,7 +210,7 @@ export class WebhookDispatcher {
           this.inFlight.delete(controller);
         }
         if (result.aborted) return;
-        this.service.recordOutcome(job, result, startedAt);
+        await this.service.recordOutcome(job, result, startedAt);
       }
     };
     const promise = loop()

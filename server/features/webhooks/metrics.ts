@@ -8,8 +8,8 @@ export function registerWebhookMetrics(registry: Registry, webhooks: WebhookServ
     help: 'Webhook deliveries by status (pending = queued or backing off)',
     labelNames: ['status'],
     registers: [registry],
-    collect() {
-      for (const [status, n] of Object.entries(webhooks.stats().deliveries)) this.set({ status }, n);
+    async collect() {
+      for (const [status, n] of Object.entries((await webhooks.stats()).deliveries)) this.set({ status }, n);
     },
   });
   new Gauge({
@@ -17,8 +17,8 @@ export function registerWebhookMetrics(registry: Registry, webhooks: WebhookServ
     help: 'Webhook endpoints by state (inactive = paused or disabled after failing)',
     labelNames: ['state'],
     registers: [registry],
-    collect() {
-      for (const [state, n] of Object.entries(webhooks.stats().endpoints)) this.set({ state }, n);
+    async collect() {
+      for (const [state, n] of Object.entries((await webhooks.stats()).endpoints)) this.set({ state }, n);
     },
   });
 }

@@ -1,5 +1,6 @@
 import type { Database } from 'better-sqlite3';
-import { deferredFlush, type DeferFlush } from '../../db/deferredFlush.ts';
+import { sql } from 'kysely';
+import type { Dialect, Executor } from '../../db/store.ts';
 
 export interface WebhookRow {
   id: string;
@@ -21,8 +22,23 @@ export interface WebhookRow {
 
 type StoredWebhook = Omit<WebhookRow, 'events' | 'active'> & { events_json: string; active: number };
 
-const WEBHOOK_COLUMNS =
-  'id, org_id, url, events_json, description, active, secret, previous_secret, previous_secret_expires_at, start_seq, failing_since, disabled_at, disabled_reason, created_at, updated_at';
+const WEBHOOK_COLUMNS = [
+  'id',
+  'org_id',
+  'url',
+  'events_json',
+  'description',
+  'active',
+  'secret',
+  'previous_secret',
+  'previous_secret_expires_at',
+  'start_seq',
+  'failing_since',
+  'disabled_at',
+  'disabled_reason',
+  'created_at',
+  'updated_at',
+] as const;
 
 function webhookFromStored(row: StoredWebhook): WebhookRow {
   const { events_json, active, ...rest } = row;
@@ -54,8 +70,23 @@ export interface DeliveryRow {
   created_at: string;
 }
 
-const DELIVERY_COLUMNS =
-  'seq, id, webhook_id, event_seq, event_id, event_type, status, attempts, round_attempts, next_attempt_at, last_attempt_at, last_status_code, last_error, completed_at, created_at';
+const DELIVERY_COLUMNS = [
+  'seq',
+  'id',
+  'webhook_id',
+  'event_seq',
+  'event_id',
+  'event_type',
+  'status',
+  'attempts',
+  'round_attempts',
+  'next_attempt_at',
+  'last_attempt_at',
+  'last_status_code',
+  'last_error',
+  'completed_at',
+  'created_at',
+] as const;
 
 export interface AttemptRow {
   delivery_id: string;
@@ -67,7 +98,7 @@ export interface AttemptRow {
   succeeded: boolean;
 }
 
-/** An outbox event as the deliverer needs it. */
+/** An outbox event as the deliverer needs it (data_json as stored: the body is built from it byte for byte). */
 export interface EventRow {
   seq: number;
   id: string;
@@ -77,236 +108,361 @@ export interface EventRow {
   created_at: string;
 }
 
-/** The head (oldest pending delivery) of one endpoint's queue. */
+const EVENT_COLUMNS = ['seq', 'id', 'org_id', 'type', 'data_json', 'created_at'] as const;
+
+/** The head (oldest pending delivery) of one endpoint's queue, and who holds the endpoint's sender claim. */
 export interface QueueHead {
   webhook_id: string;
   seq: number;
-  next_attempt_at: string;
+  next_attempt_at: string | null;
+  /** Until when another process may be sending it (null: never claimed). */
+  claimed_until: string | null;
+  claimed_by: string | null;
 }
 
+/**
+ * Literal 'pending' (not a bound parameter): SQLite uses the partial indexes on status only when
+ * the query states the index's own condition.
+ */
+const PENDING = sql.lit('pending');
+
+/**
+ * Webhook endpoints, their delivery queues and attempts, the fan-out cursor, and the sender
+ * claims that make processes sharing a PostgreSQL database one service (webhook_claims).
+ */
 export class WebhooksRepo {
-  private readonly db: Database;
-  private readonly deferFlush: DeferFlush;
-  private readonly stmts;
+  readonly dialect: Dialect;
 
-  constructor(db: Database) {
-    this.db = db;
-    this.deferFlush = deferredFlush(db);
-    this.stmts = {
-      get: db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?`),
-      insert: db.prepare(
-        `INSERT INTO webhooks (${WEBHOOK_COLUMNS}) VALUES (@id, @org_id, @url, @events_json, @description, @active, @secret, @previous_secret, @previous_secret_expires_at, @start_seq, @failing_since, @disabled_at, @disabled_reason, @created_at, @updated_at)`,
-      ),
-      update: db.prepare(
-        `UPDATE webhooks SET url = @url, events_json = @events_json, description = @description, active = @active, secret = @secret,
-           previous_secret = @previous_secret, previous_secret_expires_at = @previous_secret_expires_at, failing_since = @failing_since,
-           disabled_at = @disabled_at, disabled_reason = @disabled_reason, updated_at = @updated_at WHERE id = @id`,
-      ),
-      setFailingSince: db.prepare('UPDATE webhooks SET failing_since = ? WHERE id = ?'),
-      remove: db.prepare('DELETE FROM webhooks WHERE id = ?'),
-      listOrg: db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE org_id = ? ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`),
-      countOrg: db.prepare('SELECT COUNT(*) FROM webhooks WHERE org_id = ?').pluck(),
-      allForOrg: db.prepare(`SELECT ${WEBHOOK_COLUMNS} FROM webhooks WHERE org_id = ?`),
-      maxOutboxSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM outbox_events').pluck(),
-      cursor: db.prepare('SELECT last_seq FROM webhook_fanout_cursor WHERE id = 1').pluck(),
-      setCursor: db.prepare('UPDATE webhook_fanout_cursor SET last_seq = ? WHERE id = 1'),
-      eventsAfter: db.prepare('SELECT seq, id, org_id, type, data_json, created_at FROM outbox_events WHERE seq > ? ORDER BY seq LIMIT ?'),
-      eventBySeq: db.prepare('SELECT seq, id, org_id, type, data_json, created_at FROM outbox_events WHERE seq = ?'),
-      insertDelivery: db.prepare(
-        `INSERT OR IGNORE INTO webhook_deliveries (id, webhook_id, event_seq, event_id, event_type, status, next_attempt_at, created_at)
-         VALUES (?, ?, ?, ?, ?, 'pending', ?, ?)`,
-      ),
-      delivery: db.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE id = ?`),
-      deliveryByEvent: db.prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE webhook_id = ? AND event_id = ?`),
-      head: db.prepare(
-        // INDEXED BY: without statistics the planner picks the list index and walks every delivery.
-        `SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries INDEXED BY webhook_deliveries_pending
-          WHERE webhook_id = ? AND status = 'pending' ORDER BY seq LIMIT 1`,
-      ),
-      activeIds: db.prepare('SELECT id FROM webhooks WHERE active = 1').pluck(),
-      headOf: db.prepare(
-        `SELECT webhook_id, seq, next_attempt_at FROM webhook_deliveries INDEXED BY webhook_deliveries_pending
-          WHERE webhook_id = ? AND status = 'pending' ORDER BY seq LIMIT 1`,
-      ),
-      finishAttempt: db.prepare(
-        `UPDATE webhook_deliveries SET status = @status, attempts = attempts + 1, round_attempts = round_attempts + 1,
-           next_attempt_at = @next_attempt_at, last_attempt_at = @last_attempt_at, last_status_code = @last_status_code,
-           last_error = @last_error, completed_at = @completed_at WHERE id = @id`,
-      ),
-      insertAttempt: db.prepare(
-        `INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, succeeded)
-         VALUES (@delivery_id, @attempt, @started_at, @duration_ms, @status_code, @error, @succeeded)`,
-      ),
-      expedite: db.prepare(`UPDATE webhook_deliveries SET next_attempt_at = ? WHERE id = ? AND status = 'pending'`),
-      requeue: db.prepare(
-        `UPDATE webhook_deliveries SET status = 'pending', round_attempts = 0, next_attempt_at = ?, completed_at = NULL WHERE id = ?`,
-      ),
-      prune: db.prepare(
-        `DELETE FROM webhook_deliveries WHERE seq IN (
-           SELECT seq FROM webhook_deliveries INDEXED BY webhook_deliveries_done
-            WHERE status <> 'pending' AND completed_at < ? LIMIT ?)`,
-      ),
-      deliveryCounts: db.prepare('SELECT status, COUNT(*) AS n FROM webhook_deliveries GROUP BY status'),
-      endpointCounts: db.prepare('SELECT active, COUNT(*) AS n FROM webhooks GROUP BY active'),
-      attemptsFor: db.prepare(
-        'SELECT delivery_id, attempt, started_at, duration_ms, status_code, error, succeeded FROM webhook_attempts WHERE delivery_id = ? ORDER BY attempt',
-      ),
-    };
-  }
-
-  transaction<T>(fn: () => T): T {
-    return this.db.transaction(fn)();
-  }
-
-  /**
-   * A transaction committed without waiting for fsync (synchronous=NORMAL for this commit only,
-   * restored after). In WAL mode it survives a process crash; a power cut may lose it, which for
-   * delivery bookkeeping means at worst an event is fanned out again from the outbox or sent
-   * again under the same webhook-id: at-least-once still holds. The next FULL commit (any API
-   * write) syncs it. Inside another transaction it is just part of that one (db/deferredFlush.ts).
-   */
-  relaxedTransaction<T>(fn: () => T): T {
-    return this.deferFlush(() => this.db.transaction(fn)());
+  constructor(dialect: Dialect) {
+    this.dialect = dialect;
   }
 
   // ---- endpoints ----
 
-  get(id: string): WebhookRow | undefined {
-    const row = this.stmts.get.get(id) as StoredWebhook | undefined;
+  async get(db: Executor, id: string): Promise<WebhookRow | undefined> {
+    const row = await db.selectFrom('webhooks').select(WEBHOOK_COLUMNS).where('id', '=', id).executeTakeFirst();
     return row && webhookFromStored(row);
   }
 
-  getForOrg(orgId: string, id: string): WebhookRow | undefined {
-    const row = this.get(id);
+  async getForOrg(db: Executor, orgId: string, id: string): Promise<WebhookRow | undefined> {
+    const row = await this.get(db, id);
     return row && row.org_id === orgId ? row : undefined;
   }
 
-  insert(row: WebhookRow): void {
-    this.stmts.insert.run(webhookToStored(row));
+  async insert(db: Executor, row: WebhookRow): Promise<void> {
+    await db.insertInto('webhooks').values(webhookToStored(row)).execute();
   }
 
-  update(row: WebhookRow): void {
-    this.stmts.update.run(webhookToStored(row));
+  async update(db: Executor, row: WebhookRow): Promise<void> {
+    const { id, org_id: _org, start_seq: _start, created_at: _created, ...fields } = webhookToStored(row);
+    await db.updateTable('webhooks').set(fields).where('id', '=', id).execute();
   }
 
-  setFailingSince(id: string, at: string | null): void {
-    this.stmts.setFailingSince.run(at, id);
+  async setFailingSince(db: Executor, id: string, at: string | null): Promise<void> {
+    await db.updateTable('webhooks').set({ failing_since: at }).where('id', '=', id).execute();
   }
 
-  remove(id: string): void {
-    this.stmts.remove.run(id);
+  async remove(db: Executor, id: string): Promise<void> {
+    await db.deleteFrom('webhooks').where('id', '=', id).execute();
   }
 
-  list(orgId: string, limit: number, offset: number): { rows: WebhookRow[]; total: number } {
-    const rows = (this.stmts.listOrg.all(orgId, limit, offset) as StoredWebhook[]).map(webhookFromStored);
-    return { rows, total: this.stmts.countOrg.get(orgId) as number };
+  async list(db: Executor, orgId: string, limit: number, offset: number): Promise<{ rows: WebhookRow[]; total: number }> {
+    const rows = await db
+      .selectFrom('webhooks')
+      .select(WEBHOOK_COLUMNS)
+      .where('org_id', '=', orgId)
+      .orderBy('created_at', 'desc')
+      .orderBy('rowid', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute();
+    const { n } = await db
+      .selectFrom('webhooks')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('org_id', '=', orgId)
+      .executeTakeFirstOrThrow();
+    return { rows: rows.map(webhookFromStored), total: Number(n) };
   }
 
   /** Every endpoint of an organization, active or not (inactive ones still queue). */
-  allForOrg(orgId: string): WebhookRow[] {
-    return (this.stmts.allForOrg.all(orgId) as StoredWebhook[]).map(webhookFromStored);
+  async allForOrg(db: Executor, orgId: string): Promise<WebhookRow[]> {
+    const rows = await db.selectFrom('webhooks').select(WEBHOOK_COLUMNS).where('org_id', '=', orgId).execute();
+    return rows.map(webhookFromStored);
   }
 
-  maxOutboxSeq(): number {
-    return this.stmts.maxOutboxSeq.get() as number;
+  /**
+   * Whether some endpoint of the organization, active or not, subscribes to `type`. Events that
+   * no endpoint subscribes to could never be delivered (an endpoint receives only events recorded
+   * after its creation), so high-volume writers (`node.scanned`) skip them (docs/decisions.md).
+   */
+  async subscribes(db: Executor, orgId: string, type: string): Promise<boolean> {
+    const query =
+      this.dialect === 'postgres'
+        ? sql<{ found: boolean }>`SELECT EXISTS (SELECT 1 FROM webhooks w WHERE w.org_id = ${orgId} AND w.events_json::jsonb @> jsonb_build_array(${type}::text)) AS found`
+        : sql<{ found: number }>`SELECT EXISTS (SELECT 1 FROM webhooks w, json_each(w.events_json) e WHERE w.org_id = ${orgId} AND e.value = ${type}) AS found`;
+    const { rows } = await query.execute(db);
+    return Boolean(rows[0]?.found);
+  }
+
+  async maxOutboxSeq(db: Executor): Promise<number> {
+    const row = await db
+      .selectFrom('outbox_events')
+      .select((eb) => eb.fn.coalesce(eb.fn.max('seq'), eb.lit(0)).as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
   }
 
   // ---- fan-out ----
 
-  fanoutCursor(): number {
-    return this.stmts.cursor.get() as number;
+  /**
+   * The highest outbox seq below which no event can still appear. On SQLite (one writer) every
+   * committed event is in seq order. On PostgreSQL an event's seq is drawn when it is inserted,
+   * not when its transaction commits, so an event can become visible after one with a higher
+   * seq: a cursor moved past the later one would skip it for ever. Taking SHARE on the table
+   * waits for every transaction that inserted an event to end, so the highest seq read then has
+   * no gap still to fill. Run it in a transaction of its own (the lock lasts until it ends).
+   */
+  async settledOutboxSeq(db: Executor): Promise<number> {
+    if (this.dialect === 'postgres') {
+      // Bounded: new event writers queue behind the waiting lock (the dispatcher retries).
+      await sql`SET LOCAL lock_timeout = '5s'`.execute(db);
+      await sql`LOCK TABLE outbox_events IN SHARE MODE`.execute(db);
+    }
+    return this.maxOutboxSeq(db);
   }
 
-  setFanoutCursor(seq: number): void {
-    this.stmts.setCursor.run(seq);
+  /** The fan-out cursor, locked until the transaction ends on PostgreSQL (one fan-out at a time across processes). */
+  async lockFanoutCursor(db: Executor): Promise<number> {
+    let query = db.selectFrom('webhook_fanout_cursor').select('last_seq').where('id', '=', 1);
+    if (this.dialect === 'postgres') query = query.forUpdate();
+    return (await query.executeTakeFirstOrThrow()).last_seq;
   }
 
-  eventsAfter(seq: number, limit: number): EventRow[] {
-    return this.stmts.eventsAfter.all(seq, limit) as EventRow[];
+  async setFanoutCursor(db: Executor, seq: number): Promise<void> {
+    await db.updateTable('webhook_fanout_cursor').set({ last_seq: seq }).where('id', '=', 1).execute();
   }
 
-  event(seq: number): EventRow | undefined {
-    return this.stmts.eventBySeq.get(seq) as EventRow | undefined;
+  /** Events with `after` < seq ≤ `through`, oldest first. */
+  async eventsAfter(db: Executor, after: number, through: number, limit: number): Promise<EventRow[]> {
+    return db
+      .selectFrom('outbox_events')
+      .select(EVENT_COLUMNS)
+      .where('seq', '>', after)
+      .where('seq', '<=', through)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
   }
 
-  insertDelivery(d: Pick<DeliveryRow, 'id' | 'webhook_id' | 'event_seq' | 'event_id' | 'event_type' | 'next_attempt_at' | 'created_at'>): void {
-    this.stmts.insertDelivery.run(d.id, d.webhook_id, d.event_seq, d.event_id, d.event_type, d.next_attempt_at, d.created_at);
+  async event(db: Executor, seq: number): Promise<EventRow | undefined> {
+    return db.selectFrom('outbox_events').select(EVENT_COLUMNS).where('seq', '=', seq).executeTakeFirst();
+  }
+
+  /** Queues an event for an endpoint; a second queueing of the same event is ignored. */
+  async insertDelivery(
+    db: Executor,
+    d: Pick<DeliveryRow, 'id' | 'webhook_id' | 'event_seq' | 'event_id' | 'event_type' | 'next_attempt_at' | 'created_at'>,
+  ): Promise<void> {
+    await db
+      .insertInto('webhook_deliveries')
+      .values({ ...d, status: 'pending' })
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
 
   // ---- deliveries ----
 
-  delivery(id: string): DeliveryRow | undefined {
-    return this.stmts.delivery.get(id) as DeliveryRow | undefined;
+  async delivery(db: Executor, id: string): Promise<DeliveryRow | undefined> {
+    return (await db.selectFrom('webhook_deliveries').select(DELIVERY_COLUMNS).where('id', '=', id).executeTakeFirst()) as DeliveryRow | undefined;
   }
 
-  deliveryByEvent(webhookId: string, eventId: string): DeliveryRow | undefined {
-    return this.stmts.deliveryByEvent.get(webhookId, eventId) as DeliveryRow | undefined;
+  async deliveryByEvent(db: Executor, webhookId: string, eventId: string): Promise<DeliveryRow | undefined> {
+    return (await db
+      .selectFrom('webhook_deliveries')
+      .select(DELIVERY_COLUMNS)
+      .where('webhook_id', '=', webhookId)
+      .where('event_id', '=', eventId)
+      .executeTakeFirst()) as DeliveryRow | undefined;
   }
 
   /** The oldest pending delivery of an endpoint: strictly the next one to send. */
-  head(webhookId: string): DeliveryRow | undefined {
-    return this.stmts.head.get(webhookId) as DeliveryRow | undefined;
+  async head(db: Executor, webhookId: string): Promise<DeliveryRow | undefined> {
+    // The seq through the pending index first: asked for whole rows, SQLite walks the list index.
+    return (await db
+      .selectFrom('webhook_deliveries')
+      .select(DELIVERY_COLUMNS)
+      .where('seq', '=', (eb) =>
+        eb
+          .selectFrom('webhook_deliveries as p')
+          .select('p.seq')
+          .where('p.webhook_id', '=', webhookId)
+          .where('p.status', '=', PENDING)
+          .orderBy('p.seq')
+          .limit(1),
+      )
+      .executeTakeFirst()) as DeliveryRow | undefined;
   }
 
-  /** The queue head of every active endpoint that has pending deliveries. */
-  heads(): QueueHead[] {
+  /** The queue head of every active endpoint that has pending deliveries, with its sender claim. */
+  async heads(db: Executor): Promise<QueueHead[]> {
     // One index seek per active endpoint (a scan of all pending rows would grow with a backlog).
-    const heads: QueueHead[] = [];
-    for (const id of this.stmts.activeIds.all() as string[]) {
-      const head = this.stmts.headOf.get(id) as QueueHead | undefined;
-      if (head) heads.push(head);
-    }
-    return heads;
+    return db
+      .selectFrom('webhooks as w')
+      .innerJoin('webhook_deliveries as d', (join) =>
+        join.on('d.seq', '=', (eb) =>
+          eb
+            .selectFrom('webhook_deliveries as p')
+            .select('p.seq')
+            .whereRef('p.webhook_id', '=', 'w.id')
+            .where('p.status', '=', PENDING)
+            .orderBy('p.seq')
+            .limit(1),
+        ),
+      )
+      .leftJoin('webhook_claims as c', 'c.webhook_id', 'w.id')
+      .select(['w.id as webhook_id', 'd.seq', 'd.next_attempt_at', 'c.claimed_until', 'c.owner as claimed_by'])
+      .where('w.active', '=', 1)
+      .execute();
   }
 
-  recordAttempt(
+  async recordAttempt(
+    db: Executor,
     attempt: AttemptRow,
     outcome: Pick<DeliveryRow, 'id' | 'status' | 'next_attempt_at' | 'last_attempt_at' | 'last_status_code' | 'last_error' | 'completed_at'>,
-  ): void {
-    this.stmts.insertAttempt.run({ ...attempt, succeeded: attempt.succeeded ? 1 : 0 });
-    this.stmts.finishAttempt.run(outcome);
+  ): Promise<void> {
+    await db
+      .insertInto('webhook_attempts')
+      .values({ ...attempt, succeeded: attempt.succeeded ? 1 : 0 })
+      .execute();
+    const { id, ...fields } = outcome;
+    await db
+      .updateTable('webhook_deliveries')
+      .set((eb) => ({ ...fields, attempts: eb('attempts', '+', 1), round_attempts: eb('round_attempts', '+', 1) }))
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Moves a pending delivery's next attempt to `at`, keeping its place in the retry schedule. */
-  expedite(id: string, at: string): void {
-    this.stmts.expedite.run(at, id);
+  async expedite(db: Executor, id: string, at: string): Promise<void> {
+    await db.updateTable('webhook_deliveries').set({ next_attempt_at: at }).where('id', '=', id).where('status', '=', PENDING).execute();
   }
 
-  requeue(id: string, at: string): void {
-    this.stmts.requeue.run(at, id);
+  async requeue(db: Executor, id: string, at: string): Promise<void> {
+    await db
+      .updateTable('webhook_deliveries')
+      .set({ status: 'pending', round_attempts: 0, next_attempt_at: at, completed_at: null })
+      .where('id', '=', id)
+      .execute();
   }
 
-  attempts(deliveryId: string): AttemptRow[] {
-    return (this.stmts.attemptsFor.all(deliveryId) as Array<Omit<AttemptRow, 'succeeded'> & { succeeded: number }>).map((a) => ({
-      ...a,
-      succeeded: a.succeeded === 1,
-    }));
+  async attempts(db: Executor, deliveryId: string): Promise<AttemptRow[]> {
+    const rows = await db
+      .selectFrom('webhook_attempts')
+      .select(['delivery_id', 'attempt', 'started_at', 'duration_ms', 'status_code', 'error', 'succeeded'])
+      .where('delivery_id', '=', deliveryId)
+      .orderBy('attempt')
+      .execute();
+    return rows.map((a) => ({ ...a, succeeded: a.succeeded === 1 }));
   }
 
   /** Deletes up to `limit` finished deliveries (their attempts cascade) completed before `before`. */
-  pruneFinished(before: string, limit: number): number {
-    return this.stmts.prune.run(before, limit).changes;
+  async pruneFinished(db: Executor, before: string, limit: number): Promise<number> {
+    const result = await db
+      .deleteFrom('webhook_deliveries')
+      .where('seq', 'in', (eb) =>
+        eb
+          .selectFrom('webhook_deliveries as f')
+          .select('f.seq')
+          .where('f.status', '<>', PENDING)
+          .where('f.completed_at', '<', before)
+          .limit(limit),
+      )
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   /** Deliveries by status and endpoints by state, for /metrics. */
-  stats(): { deliveries: Record<string, number>; endpoints: { active: number; inactive: number } } {
+  async stats(db: Executor): Promise<{ deliveries: Record<string, number>; endpoints: { active: number; inactive: number } }> {
     const deliveries: Record<string, number> = { pending: 0, succeeded: 0, failed: 0 };
-    for (const row of this.stmts.deliveryCounts.all() as Array<{ status: string; n: number }>) deliveries[row.status] = row.n;
+    const byStatus = await db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
+    for (const row of byStatus) deliveries[row.status] = Number(row.n);
     const endpoints = { active: 0, inactive: 0 };
-    for (const row of this.stmts.endpointCounts.all() as Array<{ active: number; n: number }>) endpoints[row.active ? 'active' : 'inactive'] = row.n;
+    const byState = await db
+      .selectFrom('webhooks')
+      .select((eb) => ['active', eb.fn.countAll<number>().as('n')])
+      .groupBy('active')
+      .execute();
+    for (const row of byState) endpoints[row.active ? 'active' : 'inactive'] = Number(row.n);
     return { deliveries, endpoints };
   }
 
-  listDeliveries(webhookId: string, filter: { status?: DeliveryStatus | undefined; limit: number; offset: number }): { rows: DeliveryRow[]; total: number } {
-    const where = filter.status ? 'webhook_id = @webhook_id AND status = @status' : 'webhook_id = @webhook_id';
-    const params = { webhook_id: webhookId, status: filter.status, limit: filter.limit, offset: filter.offset };
-    const rows = this.db
-      .prepare(`SELECT ${DELIVERY_COLUMNS} FROM webhook_deliveries WHERE ${where} ORDER BY seq DESC LIMIT @limit OFFSET @offset`)
-      .all(filter.status ? params : { webhook_id: webhookId, limit: filter.limit, offset: filter.offset }) as DeliveryRow[];
-    const total = this.db
-      .prepare(`SELECT COUNT(*) FROM webhook_deliveries WHERE ${where}`)
-      .pluck()
-      .get(filter.status ? { webhook_id: webhookId, status: filter.status } : { webhook_id: webhookId }) as number;
-    return { rows, total };
+  async listDeliveries(
+    db: Executor,
+    webhookId: string,
+    filter: { status?: DeliveryStatus | undefined; limit: number; offset: number },
+  ): Promise<{ rows: DeliveryRow[]; total: number }> {
+    let rows = db.selectFrom('webhook_deliveries').select(DELIVERY_COLUMNS).where('webhook_id', '=', webhookId);
+    let count = db
+      .selectFrom('webhook_deliveries')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('webhook_id', '=', webhookId);
+    if (filter.status) {
+      rows = rows.where('status', '=', filter.status);
+      count = count.where('status', '=', filter.status);
+    }
+    const page = await rows.orderBy('seq', 'desc').limit(filter.limit).offset(filter.offset).execute();
+    const { n } = await count.executeTakeFirstOrThrow();
+    return { rows: page as DeliveryRow[], total: Number(n) };
   }
+
+  // ---- sender claims (processes sharing a PostgreSQL database) ----
+
+  /**
+   * Takes the endpoint's sender claim for `owner` until `until`, if no one else holds it at
+   * `now`. One conditional upsert: two processes claiming at once serialize on the row, and the
+   * second finds it held. (Within a process one loop per endpoint sends: its own claim is its to renew.)
+   */
+  async claim(db: Executor, webhookId: string, owner: string, now: string, until: string): Promise<boolean> {
+    const row = await db
+      .insertInto('webhook_claims')
+      .values({ webhook_id: webhookId, owner, claimed_until: until })
+      .onConflict((oc) =>
+        oc
+          .column('webhook_id')
+          .doUpdateSet({ owner, claimed_until: until })
+          .where((eb) => eb.or([eb('webhook_claims.claimed_until', '<=', now), eb('webhook_claims.owner', '=', owner)])),
+      )
+      .returning('owner')
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Who holds the endpoint's claim (locked until the transaction ends, so it cannot change meanwhile). */
+  async claimHolder(db: Executor, webhookId: string): Promise<{ owner: string; claimed_until: string } | undefined> {
+    let query = db.selectFrom('webhook_claims').select(['owner', 'claimed_until']).where('webhook_id', '=', webhookId);
+    if (this.dialect === 'postgres') query = query.forUpdate();
+    return query.executeTakeFirst();
+  }
+
+  /** Frees `owner`'s claim on the endpoint (or on every endpoint) from `now` on. */
+  async releaseClaims(db: Executor, owner: string, now: string, webhookId?: string): Promise<void> {
+    let query = db.updateTable('webhook_claims').set({ claimed_until: now }).where('owner', '=', owner).where('claimed_until', '>', now);
+    if (webhookId !== undefined) query = query.where('webhook_id', '=', webhookId);
+    await query.execute();
+  }
+}
+
+/**
+ * The subscription check on a SQLite connection of its own, synchronous, for the scan path's
+ * hand-written writer (scans/writer.ts); everything else asks WebhooksRepo.subscribes.
+ */
+export function sqliteSubscriptionCheck(db: Database): (orgId: string, type: string) => boolean {
+  const exists = db
+    .prepare('SELECT EXISTS (SELECT 1 FROM webhooks w, json_each(w.events_json) e WHERE w.org_id = ? AND e.value = ?)')
+    .pluck();
+  return (orgId, type) => exists.get(orgId, type) === 1;
 }

@@ -27,8 +27,8 @@ export function webhookRoutes(webhooks: WebhookService) {
       body: CreateWebhookBody,
       bodyExample: { url: 'https://hooks.example.com/waymark', events: ['node.scanned', 'batch.completed'], description: 'Analytics pipeline' },
       responses: { 201: { description: 'Created', schema: WebhookCreated } },
-      handler: ({ body, auth }) => {
-        const { webhook, secret } = webhooks.create(auth.orgId, body);
+      handler: async ({ body, auth }) => {
+        const { webhook, secret } = await webhooks.create(auth.orgId, body);
         return { status: 201, data: { ...webhooks.toApi(webhook), secret } };
       },
     }),
@@ -40,8 +40,8 @@ export function webhookRoutes(webhooks: WebhookService) {
       tags: ['Webhooks'],
       query: ListWebhooksQuery,
       responses: { 200: { description: 'Webhooks', schema: Webhook, list: true } },
-      handler: ({ query, auth }) => {
-        const { rows, total } = webhooks.list(auth.orgId, query.limit, query.offset);
+      handler: async ({ query, auth }) => {
+        const { rows, total } = await webhooks.list(auth.orgId, query.limit, query.offset);
         return { data: rows.map((w) => webhooks.toApi(w)), total };
       },
     }),
@@ -53,7 +53,7 @@ export function webhookRoutes(webhooks: WebhookService) {
       tags: ['Webhooks'],
       params: WebhookIdParams,
       responses: { 200: { description: 'The webhook', schema: Webhook }, 404: notFound },
-      handler: ({ params, auth }) => ({ data: webhooks.toApi(webhooks.get(auth.orgId, params.id)) }),
+      handler: async ({ params, auth }) => ({ data: webhooks.toApi(await webhooks.get(auth.orgId, params.id)) }),
     }),
     defineRoute({
       method: 'patch',
@@ -64,7 +64,7 @@ export function webhookRoutes(webhooks: WebhookService) {
       params: WebhookIdParams,
       body: UpdateWebhookBody,
       responses: { 200: { description: 'Updated', schema: Webhook }, 404: notFound },
-      handler: ({ params, body, auth }) => ({ data: webhooks.toApi(webhooks.update(auth.orgId, params.id, body)) }),
+      handler: async ({ params, body, auth }) => ({ data: webhooks.toApi(await webhooks.update(auth.orgId, params.id, body)) }),
     }),
     defineRoute({
       method: 'delete',
@@ -74,8 +74,8 @@ export function webhookRoutes(webhooks: WebhookService) {
       tags: ['Webhooks'],
       params: WebhookIdParams,
       responses: { 200: { description: 'Deleted', schema: Deleted.extend({ id: Webhook.shape.id }) }, 404: notFound },
-      handler: ({ params, auth }) => {
-        webhooks.remove(auth.orgId, params.id);
+      handler: async ({ params, auth }) => {
+        await webhooks.remove(auth.orgId, params.id);
         return { data: { deleted: true, id: params.id } };
       },
     }),
@@ -87,8 +87,8 @@ export function webhookRoutes(webhooks: WebhookService) {
       tags: ['Webhooks'],
       params: WebhookIdParams,
       responses: { 200: { description: 'The new secret, shown only here', schema: SecretRotated }, 404: notFound },
-      handler: ({ params, auth }) => {
-        const { webhook, secret } = webhooks.rotateSecret(auth.orgId, params.id);
+      handler: async ({ params, auth }) => {
+        const { webhook, secret } = await webhooks.rotateSecret(auth.orgId, params.id);
         return { data: { id: webhook.id, secret, previous_secret_expires_at: webhook.previous_secret_expires_at } };
       },
     }),
@@ -104,7 +104,7 @@ export function webhookRoutes(webhooks: WebhookService) {
         404: notFound,
         409: { description: 'Webhook is not active' },
       },
-      handler: ({ params, auth }) => ({ status: 202, data: webhooks.deliveryToApi(webhooks.sendTest(auth.orgId, params.id)) }),
+      handler: async ({ params, auth }) => ({ status: 202, data: await webhooks.deliveryToApi(await webhooks.sendTest(auth.orgId, params.id)) }),
     }),
     defineRoute({
       method: 'get',
@@ -115,9 +115,9 @@ export function webhookRoutes(webhooks: WebhookService) {
       params: WebhookIdParams,
       query: ListDeliveriesQuery,
       responses: { 200: { description: 'Deliveries', schema: Delivery, list: true }, 404: notFound },
-      handler: ({ params, query, auth }) => {
-        const { rows, total } = webhooks.listDeliveries(auth.orgId, params.id, query);
-        return { data: rows.map((d) => webhooks.deliveryToApi(d)), total };
+      handler: async ({ params, query, auth }) => {
+        const { rows, total } = await webhooks.listDeliveries(auth.orgId, params.id, query);
+        return { data: await Promise.all(rows.map((d) => webhooks.deliveryToApi(d))), total };
       },
     }),
     defineRoute({
@@ -128,7 +128,7 @@ export function webhookRoutes(webhooks: WebhookService) {
       tags: ['Webhooks'],
       params: DeliveryParams,
       responses: { 200: { description: 'The delivery', schema: Delivery }, 404: { description: 'Webhook not found / Delivery not found' } },
-      handler: ({ params, auth }) => ({ data: webhooks.deliveryToApi(webhooks.getDelivery(auth.orgId, params.id, params.deliveryId)) }),
+      handler: async ({ params, auth }) => ({ data: await webhooks.deliveryToApi(await webhooks.getDelivery(auth.orgId, params.id, params.deliveryId)) }),
     }),
     defineRoute({
       method: 'post',
@@ -138,9 +138,9 @@ export function webhookRoutes(webhooks: WebhookService) {
       tags: ['Webhooks'],
       params: DeliveryParams,
       responses: { 202: { description: 'Queued', schema: Delivery }, 404: { description: 'Webhook not found / Delivery not found' } },
-      handler: ({ params, auth }) => ({
+      handler: async ({ params, auth }) => ({
         status: 202,
-        data: webhooks.deliveryToApi(webhooks.redeliver(auth.orgId, params.id, params.deliveryId)),
+        data: await webhooks.deliveryToApi(await webhooks.redeliver(auth.orgId, params.id, params.deliveryId)),
       }),
     }),
   ];

@@ -1,111 +1,128 @@
-import { rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { randomUUID } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { tempDataDir } from '../../../test/support/server.ts';
+import { openTestStore, postgresMissing, type TestStore } from '../../../test/support/stores.ts';
 import { defaultWebhookSettings } from '../../config.ts';
-import { type Database, openDatabase } from '../../db/database.ts';
+import type { Executor } from '../../db/store.ts';
 import { ManualClock } from '../../platform/clock.ts';
-import { LegacyOutbox } from '../../platform/legacyOutbox.ts';
 import { createPrivateAddressList } from './address.ts';
 import { WebhooksRepo } from './repo.ts';
-import { RETRY_STEPS, WebhookService } from './service.ts';
+import { type EventRecorder, RETRY_STEPS, WebhookService } from './service.ts';
 
-describe('WebhookService (real SQLite file)', () => {
-  let dir: string;
-  let db: Database;
-  let clock: ManualClock;
-  let outbox: LegacyOutbox;
-  let repo: WebhooksRepo;
-  let random = 0.5;
-  let service: WebhookService;
-  const org = 'org-1';
-  const otherOrg = 'org-2';
+const backends = [
+  { dialect: 'sqlite' as const, skip: null },
+  { dialect: 'postgres' as const, skip: postgresMissing },
+];
 
-  beforeEach(() => {
-    dir = tempDataDir('waymark-webhook-unit-');
-    db = openDatabase(join(dir, 'db.sqlite'));
-    const now = new Date().toISOString();
-    for (const id of [org, otherOrg]) db.prepare('INSERT INTO organizations (id, name, created_at) VALUES (?, ?, ?)').run(id, id, now);
-    clock = new ManualClock(Date.now());
-    outbox = new LegacyOutbox(db, clock);
-    repo = new WebhooksRepo(db);
-    service = new WebhookService({ repo, outbox, clock, settings: defaultWebhookSettings, privateList: createPrivateAddressList(), random: () => random });
+for (const { dialect, skip } of backends) {
+  describe.skipIf(skip !== null)(`WebhookService on ${dialect}${skip ? ` (skipped: ${skip})` : ''}`, () => {
+    let t: TestStore;
+    let clock: ManualClock;
+    let repo: WebhooksRepo;
+    let random = 0.5;
+    let service: WebhookService;
+    const org = 'org-1';
+    const otherOrg = 'org-2';
+
+    /** Appends an event as platform/outbox.ts does, in the caller's transaction. */
+    async function append(tx: Executor, orgId: string, type: string, data: unknown): Promise<string> {
+      const id = `evt_${randomUUID().replaceAll('-', '')}`;
+      await tx.insertInto('outbox_events').values({ id, org_id: orgId, type, data_json: JSON.stringify(data), created_at: new Date(clock.now()).toISOString() }).execute();
+      return id;
+    }
+    const outbox: EventRecorder = { record: (tx, orgId, type, data) => append(tx, orgId, type, data) };
+
+    beforeEach(async () => {
+      t = await openTestStore(dialect);
+      const now = new Date().toISOString();
+      for (const id of [org, otherOrg]) await t.store.db.insertInto('organizations').values({ id, name: id, created_at: now }).execute();
+      clock = new ManualClock(Date.now());
+      repo = new WebhooksRepo(dialect);
+      service = new WebhookService({ store: t.store, repo, outbox, clock, settings: defaultWebhookSettings, privateList: createPrivateAddressList(), random: () => random });
+    });
+    afterEach(() => t.close());
+
+    const record = (type: string, data: unknown, orgId = org) => t.store.transaction((tx) => append(tx, orgId, type, data));
+    const queue = async (webhookId: string) => (await repo.listDeliveries(t.store.db, webhookId, { limit: 100, offset: 0 })).rows.reverse();
+
+    it('fans each event out once per subscribed endpoint of its organization, from the endpoint creation on', async () => {
+      await record('node.created', { n: 0 }); // before any endpoint: never delivered
+      const a = (await service.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created', 'node.scanned'] })).webhook;
+      const b = (await service.create(org, { url: 'http://127.0.0.1:1/b', events: ['batch.completed'], active: false })).webhook;
+      const c = (await service.create(otherOrg, { url: 'http://127.0.0.1:1/c', events: ['node.created'] })).webhook;
+      const e1 = await record('node.created', { n: 1 });
+      const e2 = await record('batch.completed', { n: 2 });
+      const e3 = await record('node.scanned', { n: 3 });
+      const e4 = await record('node.created', { n: 4 }, otherOrg);
+      expect(await service.fanOut()).toBe(5);
+      expect(await service.fanOut()).toBe(0);
+      expect((await queue(a.id)).map((d) => d.event_id)).toEqual([e1, e3]);
+      expect((await queue(b.id)).map((d) => d.event_id)).toEqual([e2]); // inactive endpoints still queue
+      expect((await queue(c.id)).map((d) => d.event_id)).toEqual([e4]);
+
+      // Even if the cursor were replayed, no event is queued twice for an endpoint.
+      await t.store.db.updateTable('webhook_fanout_cursor').set({ last_seq: 0 }).execute();
+      await service.fanOut();
+      expect(await queue(a.id)).toHaveLength(2);
+      expect(await queue(b.id)).toHaveLength(1);
+    });
+
+    it('answers whether an endpoint of the organization, active or not, subscribes to an event type', async () => {
+      expect(await repo.subscribes(t.store.db, org, 'node.scanned')).toBe(false);
+      await service.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created', 'node.scanned'], active: false });
+      expect(await repo.subscribes(t.store.db, org, 'node.scanned')).toBe(true);
+      expect(await repo.subscribes(t.store.db, org, 'node.updated')).toBe(false);
+      expect(await repo.subscribes(t.store.db, otherOrg, 'node.scanned')).toBe(false);
+      // A type that is a substring of a subscribed one does not match.
+      expect(await repo.subscribes(t.store.db, org, 'node')).toBe(false);
+    });
+
+    it('sends webhook.test only to its endpoint', async () => {
+      const a = (await service.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
+      const b = (await service.create(org, { url: 'http://127.0.0.1:1/b', events: ['node.created'] })).webhook;
+      const d = await service.sendTest(org, a.id);
+      expect(d).toMatchObject({ webhook_id: a.id, event_type: 'webhook.test', status: 'pending' });
+      expect(await queue(b.id)).toHaveLength(0);
+    });
+
+    it('backs off 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h with ±20 % jitter', () => {
+      const base = defaultWebhookSettings.retryBaseMs;
+      expect(RETRY_STEPS.map((s) => s * base)).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
+      random = 0;
+      expect(service.retryDelay(1)).toBe(4_000);
+      expect(service.retryDelay(7)).toBe(28_800_000);
+      random = 0.999999;
+      expect(service.retryDelay(1)).toBe(6_000);
+      expect(service.retryDelay(4)).toBe(Math.round(7_200_000 * (0.8 + 0.4 * 0.999999)));
+      expect(service.retryDelay(4)).toBeLessThanOrEqual(8_640_000);
+    });
+
+    it('signs with the new and the old secret for 24 hours after a rotation, then with the new one only', async () => {
+      const { webhook, secret: oldSecret } = await service.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] });
+      await record('node.created', { hello: 'world' });
+      await service.fanOut();
+      const { secret: newSecret } = await service.rotateSecret(org, webhook.id);
+      const job = (await service.nextDue(webhook.id))!;
+      const message = service.buildMessage(job);
+      expect(message.headers['webhook-id']).toBe(job.event.id);
+      expect(message.body).toBe(`{"type":"node.created","timestamp":"${job.event.created_at}","data":{"hello":"world"}}`);
+      expect(message.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+      for (const s of [newSecret, oldSecret]) expect(new StandardWebhook(s).verify(message.body, message.headers)).toMatchObject({ type: 'node.created' });
+      await service.releaseClaims();
+
+      clock.advance(24 * 3_600_000 + 1);
+      const later = service.buildMessage((await service.nextDue(webhook.id))!);
+      expect(later.headers['webhook-signature']!.split(' ')).toHaveLength(1);
+      expect(later.headers['webhook-id']).toBe(job.event.id);
+      expect(later.body).toBe(message.body);
+      expect(service.toApi(await service.get(org, webhook.id)).previous_secret_expires_at).toBeNull();
+    });
+
+    it("treats another organization's endpoint as not found", async () => {
+      const a = (await service.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
+      await expect(service.get(otherOrg, a.id)).rejects.toThrow('Webhook not found');
+      await expect(service.rotateSecret(otherOrg, a.id)).rejects.toThrow('Webhook not found');
+      await expect(service.listDeliveries(otherOrg, a.id, { limit: 10, offset: 0 })).rejects.toThrow('Webhook not found');
+    });
   });
-  afterEach(() => {
-    db.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  const record = (type: string, data: unknown, orgId = org) => db.transaction(() => outbox.record(orgId, type, data))();
-  const queue = (webhookId: string) => repo.listDeliveries(webhookId, { limit: 100, offset: 0 }).rows.reverse();
-
-  it('fans each event out once per subscribed endpoint of its organization, from the endpoint creation on', () => {
-    record('node.created', { n: 0 }); // before any endpoint: never delivered
-    const a = service.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created', 'node.scanned'] }).webhook;
-    const b = service.create(org, { url: 'http://127.0.0.1:1/b', events: ['batch.completed'], active: false }).webhook;
-    const c = service.create(otherOrg, { url: 'http://127.0.0.1:1/c', events: ['node.created'] }).webhook;
-    const e1 = record('node.created', { n: 1 });
-    const e2 = record('batch.completed', { n: 2 });
-    const e3 = record('node.scanned', { n: 3 });
-    const e4 = record('node.created', { n: 4 }, otherOrg);
-    expect(service.fanOut()).toBe(5);
-    expect(service.fanOut()).toBe(0);
-    expect(queue(a.id).map((d) => d.event_id)).toEqual([e1, e3]);
-    expect(queue(b.id).map((d) => d.event_id)).toEqual([e2]); // inactive endpoints still queue
-    expect(queue(c.id).map((d) => d.event_id)).toEqual([e4]);
-
-    // Even if the cursor were replayed, no event is queued twice for an endpoint.
-    db.prepare('UPDATE webhook_fanout_cursor SET last_seq = 0').run();
-    service.fanOut();
-    expect(queue(a.id)).toHaveLength(2);
-    expect(queue(b.id)).toHaveLength(1);
-  });
-
-  it('sends webhook.test only to its endpoint', () => {
-    const a = service.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] }).webhook;
-    const b = service.create(org, { url: 'http://127.0.0.1:1/b', events: ['node.created'] }).webhook;
-    const d = service.sendTest(org, a.id);
-    expect(d).toMatchObject({ webhook_id: a.id, event_type: 'webhook.test', status: 'pending' });
-    expect(queue(b.id)).toHaveLength(0);
-  });
-
-  it('backs off 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h with ±20 % jitter', () => {
-    const base = defaultWebhookSettings.retryBaseMs;
-    expect(RETRY_STEPS.map((s) => s * base)).toEqual([5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000]);
-    random = 0;
-    expect(service.retryDelay(1)).toBe(4_000);
-    expect(service.retryDelay(7)).toBe(28_800_000);
-    random = 0.999999;
-    expect(service.retryDelay(1)).toBe(6_000);
-    expect(service.retryDelay(4)).toBe(Math.round(7_200_000 * (0.8 + 0.4 * 0.999999)));
-    expect(service.retryDelay(4)).toBeLessThanOrEqual(8_640_000);
-  });
-
-  it('signs with the new and the old secret for 24 hours after a rotation, then with the new one only', () => {
-    const { webhook, secret: oldSecret } = service.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] });
-    record('node.created', { hello: 'world' });
-    service.fanOut();
-    const { secret: newSecret } = service.rotateSecret(org, webhook.id);
-    const job = service.nextDue(webhook.id)!;
-    const message = service.buildMessage(job);
-    expect(message.headers['webhook-id']).toBe(job.event.id);
-    expect(message.body).toBe(`{"type":"node.created","timestamp":"${job.event.created_at}","data":{"hello":"world"}}`);
-    expect(message.headers['webhook-signature']!.split(' ')).toHaveLength(2);
-    for (const s of [newSecret, oldSecret]) expect(new StandardWebhook(s).verify(message.body, message.headers)).toMatchObject({ type: 'node.created' });
-
-    clock.advance(24 * 3_600_000 + 1);
-    const later = service.buildMessage(service.nextDue(webhook.id)!);
-    expect(later.headers['webhook-signature']!.split(' ')).toHaveLength(1);
-    expect(later.headers['webhook-id']).toBe(job.event.id);
-    expect(later.body).toBe(message.body);
-    expect(service.toApi(service.get(org, webhook.id)).previous_secret_expires_at).toBeNull();
-  });
-
-  it("treats another organization's endpoint as not found", () => {
-    const a = service.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] }).webhook;
-    expect(() => service.get(otherOrg, a.id)).toThrow('Webhook not found');
-    expect(() => service.rotateSecret(otherOrg, a.id)).toThrow('Webhook not found');
-    expect(() => service.listDeliveries(otherOrg, a.id, { limit: 10, offset: 0 })).toThrow('Webhook not found');
-  });
-});
+}

@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { BlockList } from 'node:net';
+import { hostname } from 'node:os';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import type { WebhookSettings } from '../../config.ts';
+import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ConflictError, NotFoundError, ValidationError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
-import type { LegacyOutbox } from '../../platform/legacyOutbox.ts';
 import { WEBHOOK_TEST_EVENT, type DeliveryT, type WebhookT } from '../../schemas/webhooks.ts';
 import { isPrivateHost } from './address.ts';
 import type { DeliveryRow, DeliveryStatus, EventRow, QueueHead, WebhookRow, WebhooksRepo } from './repo.ts';
@@ -15,9 +16,15 @@ import type { OutgoingMessage, SendResult } from './sender.ts';
 export const RETRY_STEPS = [1, 60, 360, 1440, 3600, 7200, 7200] as const;
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 
+/** What webhooks need of the outbox (platform/outbox.ts): events recorded in a write's transaction. */
+export interface EventRecorder {
+  record(tx: Executor, orgId: string, type: string, data: unknown): Promise<string>;
+}
+
 export interface WebhookServiceDeps {
+  store: Store;
   repo: WebhooksRepo;
-  outbox: LegacyOutbox;
+  outbox: EventRecorder;
   clock: Clock;
   settings: WebhookSettings;
   privateList: BlockList;
@@ -43,6 +50,9 @@ export interface DeliveryJob {
 
 const FANOUT_CHUNK = 500;
 
+/** Bookkeeping commits that may be redone after a power cut (docs/webhooks.md, "Durability"). */
+const DEFERRED = { flush: 'deferred' } as const;
+
 export function newSecret(): string {
   return `whsec_${randomBytes(24).toString('base64')}`;
 }
@@ -56,13 +66,29 @@ export function eventBody(event: Pick<EventRow, 'type' | 'created_at' | 'data_js
  * Webhook endpoints and their delivery queues. Fan-out turns outbox events into one delivery
  * per subscribed endpoint (exactly once, with a cursor advanced in the same transaction); the
  * dispatcher (dispatcher.ts) sends each endpoint's queue in order and reports outcomes here.
+ *
+ * On PostgreSQL any number of processes share the queues: a process sends an endpoint's queue
+ * head only while it holds the endpoint's sender claim (webhook_claims), taken for one attempt
+ * and released with its outcome, so each attempt is made by one process and each endpoint still
+ * gets its deliveries one at a time, in order. A claim outlives a process that dies mid-attempt
+ * by at most `claimMs`; then another process retries the delivery, under the same webhook-id.
+ * On SQLite one process owns the file: it sends without claims, as it always did.
  */
 export class WebhookService {
   private readonly deps: WebhookServiceDeps;
   private readonly listeners = new Set<() => void>();
+  /** Whether processes share the queues (PostgreSQL), so that sending needs a claim. */
+  private readonly claims: boolean;
+  /** This service's name on the claims it takes (host and pid, for an operator reading webhook_claims). */
+  readonly claimOwner: string;
+  /** How long a claim lasts: an attempt ends within the timeout, its outcome is recorded well within another. */
+  readonly claimMs: number;
 
   constructor(deps: WebhookServiceDeps) {
     this.deps = deps;
+    this.claims = deps.store.dialect === 'postgres';
+    this.claimOwner = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+    this.claimMs = 2 * deps.settings.timeoutMs;
   }
 
   /** Told when a queue changed outside the outbox (redelivery, re-enable): wakes the dispatcher. */
@@ -93,10 +119,10 @@ export class WebhookService {
     };
   }
 
-  create(orgId: string, input: CreateWebhookInput): { webhook: WebhookRow; secret: string } {
+  async create(orgId: string, input: CreateWebhookInput): Promise<{ webhook: WebhookRow; secret: string }> {
     this.checkUrl(input.url);
-    const { repo } = this.deps;
-    return repo.transaction(() => {
+    const { repo, store } = this.deps;
+    return store.transaction(async (tx) => {
       const now = this.now();
       const row: WebhookRow = {
         id: newId(),
@@ -108,33 +134,34 @@ export class WebhookService {
         secret: newSecret(),
         previous_secret: null,
         previous_secret_expires_at: null,
-        start_seq: repo.maxOutboxSeq(),
+        start_seq: await repo.maxOutboxSeq(tx),
         failing_since: null,
         disabled_at: null,
         disabled_reason: null,
         created_at: now,
         updated_at: now,
       };
-      repo.insert(row);
+      await repo.insert(tx, row);
       return { webhook: row, secret: row.secret };
     });
   }
 
-  get(orgId: string, id: string): WebhookRow {
-    const row = this.deps.repo.getForOrg(orgId, id);
+  /** The organization's endpoint, read on `db` (the store's by default, or a transaction). */
+  async get(orgId: string, id: string, db: Executor = this.deps.store.db): Promise<WebhookRow> {
+    const row = await this.deps.repo.getForOrg(db, orgId, id);
     if (!row) throw notFound.webhook();
     return row;
   }
 
-  list(orgId: string, limit: number, offset: number): { rows: WebhookRow[]; total: number } {
-    return this.deps.repo.list(orgId, limit, offset);
+  list(orgId: string, limit: number, offset: number): Promise<{ rows: WebhookRow[]; total: number }> {
+    return this.deps.repo.list(this.deps.store.db, orgId, limit, offset);
   }
 
-  update(orgId: string, id: string, input: UpdateWebhookInput): WebhookRow {
+  async update(orgId: string, id: string, input: UpdateWebhookInput): Promise<WebhookRow> {
     if (input.url !== undefined) this.checkUrl(input.url);
-    const { repo } = this.deps;
-    const next = repo.transaction(() => {
-      const row = this.get(orgId, id);
+    const { repo, store } = this.deps;
+    const next = await store.transaction(async (tx) => {
+      const row = await this.get(orgId, id, tx);
       const next: WebhookRow = { ...row, updated_at: this.now() };
       if (input.url !== undefined) next.url = input.url;
       if (input.events !== undefined) next.events = unique(input.events);
@@ -146,30 +173,30 @@ export class WebhookService {
           next.disabled_at = null;
           next.disabled_reason = null;
           next.failing_since = null;
-          const head = repo.head(row.id);
-          if (head && head.next_attempt_at !== null && head.next_attempt_at > next.updated_at) repo.requeue(head.id, next.updated_at);
+          const head = await repo.head(tx, row.id);
+          if (head && head.next_attempt_at !== null && head.next_attempt_at > next.updated_at) await repo.requeue(tx, head.id, next.updated_at);
         }
       }
-      repo.update(next);
+      await repo.update(tx, next);
       return next;
     });
     this.queueChanged();
     return next;
   }
 
-  remove(orgId: string, id: string): void {
-    const { repo } = this.deps;
-    repo.transaction(() => {
-      const row = this.get(orgId, id);
-      repo.remove(row.id);
+  async remove(orgId: string, id: string): Promise<void> {
+    const { repo, store } = this.deps;
+    await store.transaction(async (tx) => {
+      const row = await this.get(orgId, id, tx);
+      await repo.remove(tx, row.id);
     });
   }
 
   /** New secret; the old one keeps signing (alongside) for 24 hours. */
-  rotateSecret(orgId: string, id: string): { webhook: WebhookRow; secret: string } {
-    const { repo } = this.deps;
-    return repo.transaction(() => {
-      const row = this.get(orgId, id);
+  async rotateSecret(orgId: string, id: string): Promise<{ webhook: WebhookRow; secret: string }> {
+    const { repo, store } = this.deps;
+    return store.transaction(async (tx) => {
+      const row = await this.get(orgId, id, tx);
       const nowMs = this.deps.clock.now();
       const next: WebhookRow = {
         ...row,
@@ -178,7 +205,7 @@ export class WebhookService {
         previous_secret_expires_at: new Date(nowMs + ROTATION_GRACE_MS).toISOString(),
         updated_at: new Date(nowMs).toISOString(),
       };
-      repo.update(next);
+      await repo.update(tx, next);
       return { webhook: next, secret: next.secret };
     });
   }
@@ -188,24 +215,25 @@ export class WebhookService {
    * takes its place in the endpoint's ordered queue; if the queue head is waiting to be
    * retried, it is retried now (a test is how a user checks a fixed receiver).
    */
-  sendTest(orgId: string, id: string): DeliveryRow {
-    const { repo, outbox } = this.deps;
-    const row = this.get(orgId, id);
+  async sendTest(orgId: string, id: string): Promise<DeliveryRow> {
+    const { repo, outbox, store } = this.deps;
+    const row = await this.get(orgId, id);
     if (!row.active) throw new ConflictError('Webhook is not active');
-    const eventId = repo.transaction(() =>
-      outbox.record(orgId, WEBHOOK_TEST_EVENT, {
+    const eventId = await store.transaction((tx) =>
+      outbox.record(tx, orgId, WEBHOOK_TEST_EVENT, {
         webhook_id: row.id,
         url: row.url,
         message: 'This is a test event sent from Waymark.',
       }),
     );
-    this.fanOut();
-    const delivery = repo.deliveryByEvent(row.id, eventId);
+    // Queued here or by another process's fan-out, which this one waits for (fanOut).
+    await this.fanOut();
+    const delivery = await repo.deliveryByEvent(store.db, row.id, eventId);
     if (!delivery) throw new Error('test delivery was not queued');
-    const head = repo.head(row.id);
+    const head = await repo.head(store.db, row.id);
     const now = this.now();
     if (head && head.id !== delivery.id && head.next_attempt_at !== null && head.next_attempt_at > now) {
-      repo.expedite(head.id, now);
+      await repo.expedite(store.db, head.id, now);
       this.queueChanged();
     }
     return delivery;
@@ -221,7 +249,8 @@ export class WebhookService {
 
   // ---------------------------------------------------------------- deliveries (API)
 
-  deliveryToApi(row: DeliveryRow): DeliveryT {
+  async deliveryToApi(row: DeliveryRow): Promise<DeliveryT> {
+    const attempts = await this.deps.repo.attempts(this.deps.store.db, row.id);
     return {
       id: row.id,
       webhook_id: row.webhook_id,
@@ -235,7 +264,7 @@ export class WebhookService {
       last_error: row.last_error,
       completed_at: row.completed_at,
       created_at: row.created_at,
-      attempts: this.deps.repo.attempts(row.id).map((a) => ({
+      attempts: attempts.map((a) => ({
         attempt: a.attempt,
         at: a.started_at,
         status_code: a.status_code,
@@ -246,18 +275,18 @@ export class WebhookService {
     };
   }
 
-  listDeliveries(
+  async listDeliveries(
     orgId: string,
     webhookId: string,
     filter: { status?: DeliveryStatus | undefined; limit: number; offset: number },
-  ): { rows: DeliveryRow[]; total: number } {
-    const row = this.get(orgId, webhookId);
-    return this.deps.repo.listDeliveries(row.id, filter);
+  ): Promise<{ rows: DeliveryRow[]; total: number }> {
+    const row = await this.get(orgId, webhookId);
+    return this.deps.repo.listDeliveries(this.deps.store.db, row.id, filter);
   }
 
-  getDelivery(orgId: string, webhookId: string, deliveryId: string): DeliveryRow {
-    const row = this.get(orgId, webhookId);
-    const delivery = this.deps.repo.delivery(deliveryId);
+  async getDelivery(orgId: string, webhookId: string, deliveryId: string, db: Executor = this.deps.store.db): Promise<DeliveryRow> {
+    const row = await this.get(orgId, webhookId, db);
+    const delivery = await this.deps.repo.delivery(db, deliveryId);
     if (!delivery || delivery.webhook_id !== row.id) throw new NotFoundError('Delivery not found');
     return delivery;
   }
@@ -266,12 +295,12 @@ export class WebhookService {
    * Sends a delivery again, with the same webhook-id, as soon as possible and with a fresh retry
    * schedule. A pending delivery is just moved up to now.
    */
-  redeliver(orgId: string, webhookId: string, deliveryId: string): DeliveryRow {
-    const { repo } = this.deps;
-    const result = repo.transaction(() => {
-      const delivery = this.getDelivery(orgId, webhookId, deliveryId);
-      repo.requeue(delivery.id, this.now());
-      return repo.delivery(delivery.id)!;
+  async redeliver(orgId: string, webhookId: string, deliveryId: string): Promise<DeliveryRow> {
+    const { repo, store } = this.deps;
+    const result = await store.transaction(async (tx) => {
+      const delivery = await this.getDelivery(orgId, webhookId, deliveryId, tx);
+      await repo.requeue(tx, delivery.id, this.now());
+      return (await repo.delivery(tx, delivery.id))!;
     });
     this.queueChanged();
     return result;
@@ -284,21 +313,24 @@ export class WebhookService {
    * inserts its deliveries and advances the cursor atomically: a crash repeats nothing and
    * loses nothing. Endpoints get events recorded after they were created; inactive endpoints
    * still queue (sent in order once re-enabled). `webhook.test` goes only to its endpoint.
+   * Processes sharing a database fan out one at a time (the cursor row is locked), and only
+   * events no transaction can still slip in before (WebhooksRepo.settledOutboxSeq).
    */
-  fanOut(): number {
-    const { repo } = this.deps;
+  async fanOut(): Promise<number> {
+    const { repo, store } = this.deps;
+    const through = await store.transaction((tx) => repo.settledOutboxSeq(tx));
     let total = 0;
     for (;;) {
-      const count = repo.relaxedTransaction(() => {
-        const cursor = repo.fanoutCursor();
-        const events = repo.eventsAfter(cursor, FANOUT_CHUNK);
+      const count = await store.transaction(async (tx) => {
+        const cursor = await repo.lockFanoutCursor(tx);
+        const events = await repo.eventsAfter(tx, cursor, through, FANOUT_CHUNK);
         if (events.length === 0) return 0;
         const byOrg = new Map<string, WebhookRow[]>();
         const now = this.now();
         for (const event of events) {
           let endpoints = byOrg.get(event.org_id);
           if (!endpoints) {
-            endpoints = repo.allForOrg(event.org_id);
+            endpoints = await repo.allForOrg(tx, event.org_id);
             byOrg.set(event.org_id, endpoints);
           }
           for (const w of endpoints) {
@@ -308,7 +340,7 @@ export class WebhookService {
             } else if (!w.events.includes(event.type)) {
               continue;
             }
-            repo.insertDelivery({
+            await repo.insertDelivery(tx, {
               id: `msg_${newId().replaceAll('-', '')}`,
               webhook_id: w.id,
               event_seq: event.seq,
@@ -319,9 +351,9 @@ export class WebhookService {
             });
           }
         }
-        repo.setFanoutCursor(events[events.length - 1]!.seq);
+        await repo.setFanoutCursor(tx, events[events.length - 1]!.seq);
         return events.length;
-      });
+      }, DEFERRED);
       total += count;
       if (count < FANOUT_CHUNK) return total;
     }
@@ -331,38 +363,86 @@ export class WebhookService {
    * Forgets finished deliveries older than the retention period, at most `limit` per call (so a
    * large backlog is deleted in steps, not in one long transaction). Returns how many went.
    */
-  pruneFinished(limit = 2000): number {
+  pruneFinished(limit = 2000): Promise<number> {
     const before = new Date(this.deps.clock.now() - this.deps.settings.retentionMs).toISOString();
-    return this.deps.repo.relaxedTransaction(() => this.deps.repo.pruneFinished(before, limit));
+    return this.deps.store.transaction((tx) => this.deps.repo.pruneFinished(tx, before, limit), DEFERRED);
   }
 
   stats(): ReturnType<WebhooksRepo['stats']> {
-    return this.deps.repo.stats();
+    return this.deps.repo.stats(this.deps.store.db);
   }
 
-  /** Queue heads of active endpoints (one per endpoint: per-endpoint order is strict). */
-  queueHeads(): QueueHead[] {
-    return this.deps.repo.heads();
+  /** Queue heads of active endpoints (one per endpoint: per-endpoint order is strict), with their claims. */
+  queueHeads(): Promise<QueueHead[]> {
+    return this.deps.repo.heads(this.deps.store.db);
   }
 
-  /** The endpoint's next delivery if it is due now (and the endpoint is active). */
-  nextDue(webhookId: string): DeliveryJob | undefined {
-    const { repo } = this.deps;
-    const webhook = repo.get(webhookId);
-    if (!webhook || !webhook.active) return undefined;
-    const delivery = repo.head(webhookId);
-    if (!delivery || (delivery.next_attempt_at !== null && delivery.next_attempt_at > this.now())) return undefined;
-    const event = repo.event(delivery.event_seq);
-    if (!event) {
-      // The outbox row is gone (should not happen): close the delivery rather than block the queue.
-      const now = this.now();
-      repo.recordAttempt(
+  /** Whether `head` may be sent by this process now: not held by another process's unexpired claim. */
+  claimedElsewhere(head: QueueHead, now: number): boolean {
+    return this.claims && head.claimed_until !== null && head.claimed_by !== this.claimOwner && Date.parse(head.claimed_until) > now;
+  }
+
+  /**
+   * The endpoint's next delivery if it is due now (and the endpoint is active), with the
+   * endpoint's sender claim taken for this attempt when processes share the queues.
+   */
+  async nextDue(webhookId: string): Promise<DeliveryJob | undefined> {
+    for (;;) {
+      const next = await this.takeDue(webhookId);
+      if (next !== 'closed') return next;
+    }
+  }
+
+  /** One look at the queue head: a job, nothing due, or 'closed' (the head was closed, look again). */
+  private async takeDue(webhookId: string): Promise<DeliveryJob | undefined | 'closed'> {
+    const { repo, store } = this.deps;
+    const nowMs = this.deps.clock.now();
+    const now = new Date(nowMs).toISOString();
+    // One process (SQLite) reads without a transaction: nothing else sends this endpoint.
+    const found = this.claims
+      ? await store.transaction((tx) => this.claimDueHead(tx, webhookId, nowMs), DEFERRED)
+      : await this.dueHead(store.db, webhookId, now);
+    if (!found) return undefined;
+    const event = await repo.event(store.db, found.delivery.event_seq);
+    if (event) return { ...found, event };
+    // The outbox row is gone (should not happen): close the delivery rather than block the queue.
+    const { delivery } = found;
+    await store.transaction(async (tx) => {
+      await repo.recordAttempt(
+        tx,
         { delivery_id: delivery.id, attempt: delivery.attempts + 1, started_at: now, duration_ms: 0, status_code: null, error: 'Event no longer exists', succeeded: false },
         { id: delivery.id, status: 'failed', next_attempt_at: null, last_attempt_at: now, last_status_code: null, last_error: 'Event no longer exists', completed_at: now },
       );
-      return this.nextDue(webhookId);
-    }
-    return { webhook, delivery, event };
+      if (this.claims) await repo.releaseClaims(tx, this.claimOwner, now, webhookId);
+    }, DEFERRED);
+    return 'closed';
+  }
+
+  /** The active endpoint's queue head if it is due at `now`. */
+  private async dueHead(db: Executor, webhookId: string, now: string): Promise<{ webhook: WebhookRow; delivery: DeliveryRow } | undefined> {
+    const webhook = await this.deps.repo.get(db, webhookId);
+    if (!webhook || !webhook.active) return undefined;
+    const delivery = await this.deps.repo.head(db, webhookId);
+    if (!delivery || (delivery.next_attempt_at !== null && delivery.next_attempt_at > now)) return undefined;
+    return { webhook, delivery };
+  }
+
+  /** dueHead, with the endpoint's sender claim taken for this process (released again if nothing is due after all). */
+  private async claimDueHead(tx: Executor, webhookId: string, nowMs: number): Promise<{ webhook: WebhookRow; delivery: DeliveryRow } | undefined> {
+    const { repo } = this.deps;
+    const now = new Date(nowMs).toISOString();
+    if (!(await this.dueHead(tx, webhookId, now))) return undefined;
+    if (!(await repo.claim(tx, webhookId, this.claimOwner, now, new Date(nowMs + this.claimMs).toISOString()))) return undefined;
+    // Look again under the claim: the previous holder may just have finished that head.
+    const found = await this.dueHead(tx, webhookId, now);
+    if (!found) await repo.releaseClaims(tx, this.claimOwner, now, webhookId);
+    return found;
+  }
+
+  /** Gives up this process's claims (stopping: another process may send at once instead of waiting for them to expire). */
+  async releaseClaims(): Promise<void> {
+    if (!this.claims) return;
+    await this.deps.repo.releaseClaims(this.deps.store.db, this.claimOwner, this.now());
   }
 
   /** The signed request for one attempt: webhook-id = the event id, signed with every live secret. */
@@ -385,15 +465,22 @@ export class WebhookService {
     };
   }
 
-  /** Records an attempt's outcome: success, a retry at the next back-off step, or give-up; may disable the endpoint. */
-  recordOutcome(job: DeliveryJob, result: SendResult, startedAtMs: number): void {
-    const { repo, clock, settings } = this.deps;
-    repo.relaxedTransaction(() => {
-      const webhook = repo.get(job.webhook.id);
-      const delivery = repo.delivery(job.delivery.id);
-      if (!webhook || !delivery) return; // deleted meanwhile
+  /**
+   * Records an attempt's outcome: success, a retry at the next back-off step, or give-up; may
+   * disable the endpoint. With claims, only while this process still holds the endpoint's claim
+   * (one that expired and went to another process means that process's attempt is the one of
+   * record); the claim is released with it. Returns whether the outcome was recorded.
+   */
+  async recordOutcome(job: DeliveryJob, result: SendResult, startedAtMs: number): Promise<boolean> {
+    const { repo, clock, settings, store } = this.deps;
+    return store.transaction(async (tx) => {
+      if (this.claims && (await repo.claimHolder(tx, job.webhook.id))?.owner !== this.claimOwner) return false;
+      const webhook = await repo.get(tx, job.webhook.id);
+      const delivery = await repo.delivery(tx, job.delivery.id);
+      if (!webhook || !delivery) return false; // deleted meanwhile
       const nowMs = clock.now();
       const now = new Date(nowMs).toISOString();
+      if (this.claims) await repo.releaseClaims(tx, this.claimOwner, now, webhook.id);
       const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
       const round = delivery.round_attempts + 1;
       let status: DeliveryStatus = 'pending';
@@ -401,7 +488,8 @@ export class WebhookService {
       if (succeeded) status = 'succeeded';
       else if (round > RETRY_STEPS.length) status = 'failed';
       else next = new Date(nowMs + this.retryDelay(round)).toISOString();
-      repo.recordAttempt(
+      await repo.recordAttempt(
+        tx,
         {
           delivery_id: delivery.id,
           attempt: delivery.attempts + 1,
@@ -422,11 +510,11 @@ export class WebhookService {
         },
       );
       if (succeeded) {
-        if (webhook.failing_since !== null) repo.setFailingSince(webhook.id, null);
-        return;
+        if (webhook.failing_since !== null) await repo.setFailingSince(tx, webhook.id, null);
+        return true;
       }
       const since = webhook.failing_since ?? now;
-      if (webhook.failing_since === null) repo.setFailingSince(webhook.id, now);
+      if (webhook.failing_since === null) await repo.setFailingSince(tx, webhook.id, now);
       if (webhook.active && nowMs - Date.parse(since) >= settings.disableAfterMs) {
         const disabled: WebhookRow = {
           ...webhook,
@@ -436,10 +524,11 @@ export class WebhookService {
           disabled_reason: `Every delivery since ${since} failed (last error: ${result.error ?? 'unknown'}). Fix the receiver and set active to true to resume; queued events are kept.`,
           updated_at: now,
         };
-        repo.update(disabled);
-        this.deps.outbox.record(webhook.org_id, 'webhook.disabled', this.toApi(disabled));
+        await repo.update(tx, disabled);
+        await this.deps.outbox.record(tx, webhook.org_id, 'webhook.disabled', this.toApi(disabled));
       }
-    });
+      return true;
+    }, DEFERRED);
   }
 
   /** Back-off after the n-th failed attempt of a round: the step × base, ±20 % jitter. */

@@ -1,0 +1,223 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import { freshPostgresDatabase, openTestStore, postgresMissing } from '../../../test/support/stores.ts';
+import { defaultWebhookSettings } from '../../config.ts';
+import { PostgresStore } from '../../db/postgresStore.ts';
+import type { Executor, Store } from '../../db/store.ts';
+import { ManualClock } from '../../platform/clock.ts';
+import { createPrivateAddressList } from './address.ts';
+import { WebhooksRepo } from './repo.ts';
+import type { SendResult } from './sender.ts';
+import { type EventRecorder, WebhookService } from './service.ts';
+
+// Several processes on one PostgreSQL database, each with its own connection pool and service:
+// fan-out once and without gaps, one sender per endpoint at a time, claims that expire.
+
+const org = 'org-1';
+const ok: SendResult = { statusCode: 204, error: null, durationMs: 1, aborted: false };
+const down: SendResult = { statusCode: 503, error: 'HTTP 503', durationMs: 1, aborted: false };
+
+/** Appends an event as platform/outbox.ts does (the fan-out reads the table). */
+async function appendEvent(tx: Executor, type: string, data: unknown): Promise<string> {
+  const id = `evt_${randomUUID().replaceAll('-', '')}`;
+  await tx.insertInto('outbox_events').values({ id, org_id: org, type, data_json: JSON.stringify(data), created_at: new Date().toISOString() }).execute();
+  return id;
+}
+
+async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await sleep(20);
+  }
+}
+
+const recorder: EventRecorder = { record: (tx, _orgId, type, data) => appendEvent(tx, type, data) };
+
+function service(store: Store, clock: ManualClock): WebhookService {
+  return new WebhookService({
+    store,
+    repo: new WebhooksRepo(store.dialect),
+    outbox: recorder,
+    clock,
+    settings: { ...defaultWebhookSettings, timeoutMs: 1000 },
+    privateList: createPrivateAddressList(),
+  });
+}
+
+describe.skipIf(postgresMissing !== null)(`webhooks shared by processes on postgres${postgresMissing ? ` (skipped: ${postgresMissing})` : ''}`, () => {
+  const stores: PostgresStore[] = [];
+  let drop: () => Promise<void> = async () => {};
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((s) => s.close()));
+    await drop();
+  });
+
+  /** `n` "processes": a pool and a service each, on one fresh database with one organization. */
+  async function processes(n: number, clock: ManualClock): Promise<Array<{ store: PostgresStore; webhooks: WebhookService }>> {
+    const database = await freshPostgresDatabase();
+    drop = database.drop;
+    for (let i = 0; i < n; i++) stores.push(await PostgresStore.open(database.url, { poolSize: 3 }));
+    await stores[0]!.db.insertInto('organizations').values({ id: org, name: 'Org', created_at: new Date().toISOString() }).execute();
+    return stores.map((store) => ({ store, webhooks: service(store, clock) }));
+  }
+
+  const queue = (store: Store, webhookId: string) =>
+    new WebhooksRepo('postgres').listDeliveries(store.db, webhookId, { limit: 1000, offset: 0 }).then((r) => r.rows.reverse());
+
+  it('fans out an event that commits after one with a higher seq, instead of skipping it', async () => {
+    const clock = new ManualClock(Date.now());
+    const [a] = await processes(1, clock);
+    const { store, webhooks } = a!;
+    const hook = (await webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
+
+    // A transaction draws seq n for its event and stays open; a later one draws n+1 and commits.
+    let commitSlow!: () => void;
+    let slowInserted!: () => void;
+    const inserted = new Promise<void>((resolve) => (slowInserted = resolve));
+    const slow = store.transaction(async (tx) => {
+      const id = await appendEvent(tx, 'node.created', { n: 'slow' });
+      slowInserted();
+      await new Promise<void>((resolve) => (commitSlow = resolve));
+      return id;
+    });
+    await inserted;
+    const fast = await store.transaction((tx) => appendEvent(tx, 'node.created', { n: 'fast' }));
+
+    // The fan-out waits for the open transaction rather than moving its cursor past its event.
+    let slowId: string;
+    try {
+      const fanning = webhooks.fanOut();
+      let fannedOut = false;
+      void fanning.then(() => (fannedOut = true));
+      await waitFor(async () => {
+        if (fannedOut) return true;
+        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'outbox_events'::regclass`.execute(store.db);
+        return rows[0]!.n > 0;
+      });
+      expect(fannedOut).toBe(false);
+      commitSlow();
+      slowId = await slow;
+      expect(await fanning).toBe(2);
+    } finally {
+      commitSlow();
+    }
+    expect((await queue(store, hook.id)).map((d) => d.event_id)).toEqual([slowId, fast]);
+  });
+
+  it('queues each event exactly once per endpoint when three processes fan out at once', async () => {
+    const clock = new ManualClock(Date.now());
+    const procs = await processes(3, clock);
+    const hook = (await procs[0]!.webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
+    const ids: string[] = [];
+    // Events written by all three while all three fan out.
+    await Promise.all(
+      procs.map(async ({ store, webhooks }, p) => {
+        for (let i = 0; i < 20; i++) {
+          ids.push(await store.transaction((tx) => appendEvent(tx, 'node.created', { p, i })));
+          await webhooks.fanOut();
+        }
+      }),
+    );
+    await procs[0]!.webhooks.fanOut();
+    const queued = await queue(procs[0]!.store, hook.id);
+    expect(queued).toHaveLength(60);
+    expect(new Set(queued.map((d) => d.event_id))).toEqual(new Set(ids));
+    // In outbox order.
+    const seqs = queued.map((d) => d.event_seq);
+    expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
+  });
+
+  it('lets one process at a time send an endpoint, in order, and hands it over after each outcome', async () => {
+    const clock = new ManualClock(Date.now());
+    const [a, b, c] = await processes(3, clock);
+    const hook = (await a!.webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
+    const first = await a!.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 1 }));
+    const second = await a!.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 2 }));
+    await a!.webhooks.fanOut();
+
+    // All three look at the due head at once: one gets it.
+    const jobs = await Promise.all([a, b, c].map((p) => p!.webhooks.nextDue(hook.id)));
+    const holders = jobs.flatMap((job, i) => (job ? [i] : []));
+    expect(holders).toHaveLength(1);
+    const holder = [a, b, c][holders[0]!]!;
+    const job = jobs[holders[0]!]!;
+    expect(job.event.id).toBe(first);
+    // While it is in flight nobody else takes the endpoint, not even for the next delivery.
+    for (const p of [a, b, c]) if (p !== holder) expect(await p!.webhooks.nextDue(hook.id)).toBeUndefined();
+
+    expect(await holder.webhooks.recordOutcome(job, ok, clock.now())).toBe(true);
+    // Released with the outcome: another process takes the next one.
+    const other = [a, b, c].find((p) => p !== holder)!;
+    const next = await other.webhooks.nextDue(hook.id);
+    expect(next?.event.id).toBe(second);
+    expect(await other.webhooks.recordOutcome(next!, ok, clock.now())).toBe(true);
+    expect((await queue(a!.store, hook.id)).map((d) => [d.event_id, d.status, d.attempts])).toEqual([
+      [first, 'succeeded', 1],
+      [second, 'succeeded', 1],
+    ]);
+  });
+
+  it('retries the attempt of a process that died, under the same event id, once its claim expires', async () => {
+    const clock = new ManualClock(Date.now());
+    const [a, b] = await processes(2, clock);
+    const hook = (await a!.webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
+    const event = await a!.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 1 }));
+    await a!.webhooks.fanOut();
+
+    const lost = await a!.webhooks.nextDue(hook.id); // a sends … and dies before recording
+    expect(lost?.event.id).toBe(event);
+    clock.advance(a!.webhooks.claimMs - 1);
+    expect(await b!.webhooks.nextDue(hook.id)).toBeUndefined();
+    const [head] = await b!.webhooks.queueHeads();
+    expect(b!.webhooks.claimedElsewhere(head!, clock.now())).toBe(true);
+
+    clock.advance(1);
+    expect(b!.webhooks.claimedElsewhere(head!, clock.now())).toBe(false);
+    const retry = await b!.webhooks.nextDue(hook.id);
+    expect(retry?.event.id).toBe(event);
+    expect(retry?.delivery.id).toBe(lost!.delivery.id);
+    const message = b!.webhooks.buildMessage(retry!);
+    expect(message.headers['webhook-id']).toBe(event);
+
+    // Had a only been slow: its late outcome is not the one of record.
+    expect(await a!.webhooks.recordOutcome(lost!, ok, clock.now())).toBe(false);
+    expect(await b!.webhooks.recordOutcome(retry!, down, clock.now())).toBe(true);
+    const [delivery] = await queue(a!.store, hook.id);
+    expect(delivery).toMatchObject({ status: 'pending', attempts: 1, last_status_code: 503 });
+  });
+
+  it('gives its claims up when it stops, so another process need not wait for them to expire', async () => {
+    const clock = new ManualClock(Date.now());
+    const [a, b] = await processes(2, clock);
+    const hook = (await a!.webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
+    await a!.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 1 }));
+    await a!.webhooks.fanOut();
+    expect(await a!.webhooks.nextDue(hook.id)).toBeDefined();
+    expect(await b!.webhooks.nextDue(hook.id)).toBeUndefined();
+    await a!.webhooks.releaseClaims();
+    expect(await b!.webhooks.nextDue(hook.id)).toBeDefined();
+  });
+});
+
+describe('webhooks on sqlite: one process, no claims', () => {
+  it('hands the due head to every look, as one process has one loop per endpoint', async () => {
+    const t = await openTestStore('sqlite');
+    try {
+      const clock = new ManualClock(Date.now());
+      await t.store.db.insertInto('organizations').values({ id: org, name: 'Org', created_at: new Date().toISOString() }).execute();
+      const webhooks = service(t.store, clock);
+      const hook = (await webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
+      await t.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 1 }));
+      expect(await webhooks.fanOut()).toBe(1);
+      const [x, y] = await Promise.all([webhooks.nextDue(hook.id), webhooks.nextDue(hook.id)]);
+      expect(x?.delivery.id).toBeDefined();
+      expect(y?.delivery.id).toBe(x?.delivery.id);
+      expect(await t.store.db.selectFrom('webhook_claims').select('webhook_id').execute()).toEqual([]);
+    } finally {
+      await t.close();
+    }
+  });
+});
