@@ -51,6 +51,12 @@ program
       .argParser(parseMs)
       .hideHelp(),
   )
+  .addOption(
+    new Option('--webhook-timeout-ms <ms>', 'webhook attempt timeout; a sender claim lasts twice as long (tests)')
+      .env('WAYMARK_WEBHOOK_TIMEOUT_MS')
+      .argParser(parseMs)
+      .hideHelp(),
+  )
   .addOption(new Option('--remote <url>', 'pair this site with a remote Waymark instance (docs/sync.md)').env('WAYMARK_REMOTE'))
   .addOption(new Option('--remote-key <key>', 'API key of the organization on the remote').env('WAYMARK_REMOTE_KEY'))
   .action(async (opts: {
@@ -63,6 +69,7 @@ program
     webhooksPublicOnly?: boolean;
     webhooksAllowPrivate?: boolean;
     webhookRetryBaseMs?: number;
+    webhookTimeoutMs?: number;
     nfc?: boolean;
     remote?: string;
     remoteKey?: string;
@@ -83,6 +90,7 @@ program
       // Unset: refused unless listening on loopback only (serve.ts).
       publicOnly: publicOnly ? true : allowPrivate ? false : undefined,
       retryBaseMs: opts.webhookRetryBaseMs,
+      timeoutMs: opts.webhookTimeoutMs,
     };
     let running: Awaited<ReturnType<typeof startServer>>;
     try {
