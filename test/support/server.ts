@@ -171,9 +171,17 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** The real CLI in a child process (for crash tests: SIGKILL and restart on the same data). */
-export async function spawnServer(dataDir: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const database = await databaseFor(dataDir);
+/**
+ * The real CLI in a child process (for crash tests: SIGKILL and restart on the same data).
+ * `database` puts it on that PostgreSQL database instead of the test backend's choice.
+ */
+export async function spawnServer(
+  dataDir: string,
+  extraArgs: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+  options: { database?: string } = {},
+): Promise<ServerProcess> {
+  const database = options.database ?? (await databaseFor(dataDir));
   const args = ['serve', '--port', '0', '--data', dataDir, ...(database ? ['--database', database] : []), ...extraArgs];
   const child = spawn(process.execPath, [join(repoRoot, 'server', 'cli.ts'), ...args], {
     env: { ...process.env, ...env },
