@@ -9,3 +9,17 @@ export async function unlimitedApi(server: TestServer): Promise<(method: string,
   });
   return (method, path, body) => apiRequest(server.url, method, path, body, apiKey);
 }
+
+/**
+ * Fans out until every recorded event is settled. On PostgreSQL a fan-out leaves events that a
+ * transaction still running anywhere on the server may precede (WebhookService.settledOutboxSeq);
+ * the dispatcher looks again shortly, a test calling fanOut itself does the same.
+ */
+export async function fanOutSettled(service: { fanOut(): Promise<number>; fanOutBehind(): boolean }): Promise<number> {
+  let fanned = await service.fanOut();
+  while (service.fanOutBehind()) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+    fanned += await service.fanOut();
+  }
+  return fanned;
+}

@@ -16,6 +16,8 @@ export interface RecordedEvents {
 const MAX_SLEEP_MS = 60_000;
 /** After an unexpected error in an endpoint's loop (e.g. the database is busy), wait this long. */
 const ERROR_PAUSE_MS = 5_000;
+/** How soon to fan out again while recorded events wait for earlier transactions (PostgreSQL). */
+const UNSETTLED_RETRY_MS = 100;
 /** How often (by the injected clock) finished deliveries past their retention are deleted. */
 const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
@@ -153,7 +155,8 @@ export class WebhookDispatcher {
         if ((await this.service.pruneFinished(limit)) < limit) this.lastPrune = now;
         else this.wake(); // more to delete: continue on the next turn of the event loop
       }
-      let earliest = Infinity;
+      // Events that other transactions may still precede: fan out again shortly.
+      let earliest = this.service.fanOutBehind() ? now + UNSETTLED_RETRY_MS : Infinity;
       for (const head of await this.service.queueHeads()) {
         if (this.running.has(head.webhook_id)) continue;
         if (this.service.claimedElsewhere(head, now)) {

@@ -215,20 +215,24 @@ export class WebhooksRepo {
   // ---- fan-out ----
 
   /**
-   * The highest outbox seq below which no event can still appear. On SQLite (one writer) every
-   * committed event is in seq order. On PostgreSQL an event's seq is drawn when it is inserted,
-   * not when its transaction commits, so an event can become visible after one with a higher
-   * seq: a cursor moved past the later one would skip it for ever. Taking SHARE on the table
-   * waits for every transaction that inserted an event to end, so the highest seq read then has
-   * no gap still to fill. Run it in a transaction of its own (the lock lasts until it ends).
+   * The outbox's highest seq, and on PostgreSQL the bounds of the snapshot it was read under:
+   * `xmin`, the oldest transaction still running, and `xmax`, the first not yet started (both
+   * xid8). WebhookService.settledOutboxSeq says what they are for.
    */
-  async settledOutboxSeq(db: Executor): Promise<number> {
-    if (this.dialect === 'postgres') {
-      // Bounded: new event writers queue behind the waiting lock (the dispatcher retries).
-      await sql`SET LOCAL lock_timeout = '5s'`.execute(db);
-      await sql`LOCK TABLE outbox_events IN SHARE MODE`.execute(db);
-    }
-    return this.maxOutboxSeq(db);
+  async outboxHighWater(db: Executor): Promise<{ seq: number; xmin?: bigint; xmax?: bigint }> {
+    if (this.dialect === 'sqlite') return { seq: await this.maxOutboxSeq(db) };
+    // One statement: the snapshot pg_current_snapshot() describes is the one MAX(seq) reads under.
+    const { rows } = await sql<{ seq: number; xmin: string; xmax: string }>`
+      SELECT (SELECT COALESCE(MAX(seq), 0) FROM outbox_events) AS seq,
+             pg_snapshot_xmin(s)::text AS xmin, pg_snapshot_xmax(s)::text AS xmax
+        FROM pg_current_snapshot() AS s`.execute(db);
+    const row = rows[0]!;
+    return { seq: Number(row.seq), xmin: BigInt(row.xmin), xmax: BigInt(row.xmax) };
+  }
+
+  /** An event's seq by its id (the webhook-id). */
+  async eventSeq(db: Executor, eventId: string): Promise<number | undefined> {
+    return (await db.selectFrom('outbox_events').select('seq').where('id', '=', eventId).executeTakeFirst())?.seq;
   }
 
   /** The fan-out cursor, locked until the transaction ends on PostgreSQL (one fan-out at a time across processes). */

@@ -8,6 +8,7 @@ import { ManualClock } from '../../platform/clock.ts';
 import { createPrivateAddressList } from './address.ts';
 import { WebhooksRepo } from './repo.ts';
 import { type EventRecorder, RETRY_STEPS, WebhookService } from './service.ts';
+import { fanOutSettled } from '../../../test/webhooks/helpers.ts';
 
 const backends = [
   { dialect: 'sqlite' as const, skip: null },
@@ -54,7 +55,7 @@ for (const { dialect, skip } of backends) {
       const e2 = await record('batch.completed', { n: 2 });
       const e3 = await record('node.scanned', { n: 3 });
       const e4 = await record('node.created', { n: 4 }, otherOrg);
-      expect(await service.fanOut()).toBe(5);
+      expect(await fanOutSettled(service)).toBe(5);
       expect(await service.fanOut()).toBe(0);
       expect((await queue(a.id)).map((d) => d.event_id)).toEqual([e1, e3]);
       expect((await queue(b.id)).map((d) => d.event_id)).toEqual([e2]); // inactive endpoints still queue
@@ -62,7 +63,7 @@ for (const { dialect, skip } of backends) {
 
       // Even if the cursor were replayed, no event is queued twice for an endpoint.
       await t.store.db.updateTable('webhook_fanout_cursor').set({ last_seq: 0 }).execute();
-      await service.fanOut();
+      await fanOutSettled(service);
       expect(await queue(a.id)).toHaveLength(2);
       expect(await queue(b.id)).toHaveLength(1);
     });
@@ -100,7 +101,7 @@ for (const { dialect, skip } of backends) {
     it('signs with the new and the old secret for 24 hours after a rotation, then with the new one only', async () => {
       const { webhook, secret: oldSecret } = await service.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] });
       await record('node.created', { hello: 'world' });
-      await service.fanOut();
+      await fanOutSettled(service);
       const { secret: newSecret } = await service.rotateSecret(org, webhook.id);
       const job = (await service.nextDue(webhook.id))!;
       const message = service.buildMessage(job);

@@ -83,6 +83,11 @@ export class WebhookService {
   readonly claimOwner: string;
   /** How long a claim lasts: an attempt ends within the timeout, its outcome is recorded well within another. */
   readonly claimMs: number;
+  /** PostgreSQL: high waters read by earlier fan-outs, not yet settled (settledOutboxSeq). */
+  private highWaters: Array<{ xmax: bigint; seq: number }> = [];
+  /** The highest outbox seq known to be settled, and the highest seen. */
+  private settledSeq = 0;
+  private seenSeq = 0;
 
   constructor(deps: WebhookServiceDeps) {
     this.deps = deps;
@@ -219,19 +224,21 @@ export class WebhookService {
     const { repo, outbox, store } = this.deps;
     const row = await this.get(orgId, id);
     if (!row.active) throw new ConflictError('Webhook is not active');
-    const eventId = await store.transaction((tx) =>
-      outbox.record(tx, orgId, WEBHOOK_TEST_EVENT, {
+    const now = this.now();
+    // Queued here, with the event, rather than by the fan-out (which may be waiting for other
+    // transactions, settledOutboxSeq); the fan-out finds it queued and leaves it.
+    const delivery = await store.transaction(async (tx) => {
+      const eventId = await outbox.record(tx, orgId, WEBHOOK_TEST_EVENT, {
         webhook_id: row.id,
         url: row.url,
         message: 'This is a test event sent from Waymark.',
-      }),
-    );
-    // Queued here or by another process's fan-out, which this one waits for (fanOut).
-    await this.fanOut();
-    const delivery = await repo.deliveryByEvent(store.db, row.id, eventId);
-    if (!delivery) throw new Error('test delivery was not queued');
+      });
+      const seq = await repo.eventSeq(tx, eventId);
+      if (seq === undefined) throw new Error('the test event was not recorded');
+      await repo.insertDelivery(tx, { id: newDeliveryId(), webhook_id: row.id, event_seq: seq, event_id: eventId, event_type: WEBHOOK_TEST_EVENT, next_attempt_at: now, created_at: now });
+      return (await repo.deliveryByEvent(tx, row.id, eventId))!;
+    });
     const head = await repo.head(store.db, row.id);
-    const now = this.now();
     if (head && head.id !== delivery.id && head.next_attempt_at !== null && head.next_attempt_at > now) {
       await repo.expedite(store.db, head.id, now);
       this.queueChanged();
@@ -314,11 +321,11 @@ export class WebhookService {
    * loses nothing. Endpoints get events recorded after they were created; inactive endpoints
    * still queue (sent in order once re-enabled). `webhook.test` goes only to its endpoint.
    * Processes sharing a database fan out one at a time (the cursor row is locked), and only
-   * events no transaction can still slip in before (WebhooksRepo.settledOutboxSeq).
+   * events no transaction can still slip in before (settledOutboxSeq).
    */
   async fanOut(): Promise<number> {
     const { repo, store } = this.deps;
-    const through = await store.transaction((tx) => repo.settledOutboxSeq(tx));
+    const through = await this.settledOutboxSeq();
     let total = 0;
     for (;;) {
       const count = await store.transaction(async (tx) => {
@@ -341,7 +348,7 @@ export class WebhookService {
               continue;
             }
             await repo.insertDelivery(tx, {
-              id: `msg_${newId().replaceAll('-', '')}`,
+              id: newDeliveryId(),
               webhook_id: w.id,
               event_seq: event.seq,
               event_id: event.id,
@@ -357,6 +364,37 @@ export class WebhookService {
       total += count;
       if (count < FANOUT_CHUNK) return total;
     }
+  }
+
+  /**
+   * The highest outbox seq below which no event can still appear. On SQLite (one writer) events
+   * commit in seq order: the highest seq. On PostgreSQL an event's seq is drawn when it is
+   * inserted, not when its transaction commits, so an event can appear after one with a higher
+   * seq, and a cursor moved past the later one would skip it for ever. The highest seq read under
+   * a snapshot is settled once every transaction that could have drawn a lower one has ended:
+   * those were running when the snapshot was taken, so their ids are below its xmax, and they
+   * have all ended once the oldest running transaction (xmin) is at or past that xmax. Each call
+   * reads a new high water and settles the ones whose transactions have ended; no lock is taken,
+   * so event writers (the scan path) never wait for the fan-out.
+   */
+  private async settledOutboxSeq(): Promise<number> {
+    const high = await this.deps.repo.outboxHighWater(this.deps.store.db);
+    this.seenSeq = Math.max(this.seenSeq, high.seq);
+    if (high.xmin === undefined || high.xmax === undefined) {
+      this.settledSeq = high.seq;
+      return high.seq;
+    }
+    this.highWaters.push({ xmax: high.xmax, seq: high.seq });
+    const xmin = high.xmin;
+    for (const h of this.highWaters) if (h.xmax <= xmin) this.settledSeq = Math.max(this.settledSeq, h.seq);
+    // Behind a long transaction the list would grow: the newest marks settle as soon as the old ones would.
+    this.highWaters = this.highWaters.filter((h) => h.xmax > xmin && h.seq > this.settledSeq).slice(-100);
+    return this.settledSeq;
+  }
+
+  /** Whether events were seen that are not settled yet (the dispatcher looks again shortly). */
+  fanOutBehind(): boolean {
+    return this.seenSeq > this.settledSeq;
   }
 
   /**
@@ -541,6 +579,10 @@ export class WebhookService {
   private now(): string {
     return new Date(this.deps.clock.now()).toISOString();
   }
+}
+
+function newDeliveryId(): string {
+  return `msg_${newId().replaceAll('-', '')}`;
 }
 
 function unique(values: string[]): string[] {

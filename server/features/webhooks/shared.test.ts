@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase, openTestStore, postgresMissing } from '../../../test/support/stores.ts';
 import { defaultWebhookSettings } from '../../config.ts';
@@ -11,6 +9,7 @@ import { createPrivateAddressList } from './address.ts';
 import { WebhooksRepo } from './repo.ts';
 import type { SendResult } from './sender.ts';
 import { type EventRecorder, WebhookService } from './service.ts';
+import { fanOutSettled } from '../../../test/webhooks/helpers.ts';
 
 // Several processes on one PostgreSQL database, each with its own connection pool and service:
 // fan-out once and without gaps, one sender per endpoint at a time, claims that expire.
@@ -24,14 +23,6 @@ async function appendEvent(tx: Executor, type: string, data: unknown): Promise<s
   const id = `evt_${randomUUID().replaceAll('-', '')}`;
   await tx.insertInto('outbox_events').values({ id, org_id: org, type, data_json: JSON.stringify(data), created_at: new Date().toISOString() }).execute();
   return id;
-}
-
-async function waitFor(condition: () => Promise<boolean>, timeoutMs = 10_000): Promise<void> {
-  const end = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await sleep(20);
-  }
 }
 
 const recorder: EventRecorder = { record: (tx, _orgId, type, data) => appendEvent(tx, type, data) };
@@ -86,24 +77,18 @@ describe.skipIf(postgresMissing !== null)(`webhooks shared by processes on postg
     await inserted;
     const fast = await store.transaction((tx) => appendEvent(tx, 'node.created', { n: 'fast' }));
 
-    // The fan-out waits for the open transaction rather than moving its cursor past its event.
-    let slowId: string;
+    // The fan-out does not move its cursor past the open transaction's event: it leaves both.
     try {
-      const fanning = webhooks.fanOut();
-      let fannedOut = false;
-      void fanning.then(() => (fannedOut = true));
-      await waitFor(async () => {
-        if (fannedOut) return true;
-        const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND relation = 'outbox_events'::regclass`.execute(store.db);
-        return rows[0]!.n > 0;
-      });
-      expect(fannedOut).toBe(false);
-      commitSlow();
-      slowId = await slow;
-      expect(await fanning).toBe(2);
+      expect(await webhooks.fanOut()).toBe(0);
+      expect(webhooks.fanOutBehind()).toBe(true);
+      expect(await queue(store, hook.id)).toEqual([]);
     } finally {
       commitSlow();
     }
+    const slowId = await slow;
+    // Once it has ended, both go out, in seq order.
+    expect(await fanOutSettled(webhooks)).toBe(2);
+    expect(webhooks.fanOutBehind()).toBe(false);
     expect((await queue(store, hook.id)).map((d) => d.event_id)).toEqual([slowId, fast]);
   });
 
@@ -121,7 +106,7 @@ describe.skipIf(postgresMissing !== null)(`webhooks shared by processes on postg
         }
       }),
     );
-    await procs[0]!.webhooks.fanOut();
+    await fanOutSettled(procs[0]!.webhooks);
     const queued = await queue(procs[0]!.store, hook.id);
     expect(queued).toHaveLength(60);
     expect(new Set(queued.map((d) => d.event_id))).toEqual(new Set(ids));
@@ -136,7 +121,7 @@ describe.skipIf(postgresMissing !== null)(`webhooks shared by processes on postg
     const hook = (await a!.webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
     const first = await a!.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 1 }));
     const second = await a!.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 2 }));
-    await a!.webhooks.fanOut();
+    await fanOutSettled(a!.webhooks);
 
     // All three look at the due head at once: one gets it.
     const jobs = await Promise.all([a, b, c].map((p) => p!.webhooks.nextDue(hook.id)));
@@ -165,7 +150,7 @@ describe.skipIf(postgresMissing !== null)(`webhooks shared by processes on postg
     const [a, b] = await processes(2, clock);
     const hook = (await a!.webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
     const event = await a!.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 1 }));
-    await a!.webhooks.fanOut();
+    await fanOutSettled(a!.webhooks);
 
     const lost = await a!.webhooks.nextDue(hook.id); // a sends … and dies before recording
     expect(lost?.event.id).toBe(event);
@@ -194,7 +179,7 @@ describe.skipIf(postgresMissing !== null)(`webhooks shared by processes on postg
     const [a, b] = await processes(2, clock);
     const hook = (await a!.webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
     await a!.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 1 }));
-    await a!.webhooks.fanOut();
+    await fanOutSettled(a!.webhooks);
     expect(await a!.webhooks.nextDue(hook.id)).toBeDefined();
     expect(await b!.webhooks.nextDue(hook.id)).toBeUndefined();
     await a!.webhooks.releaseClaims();
@@ -211,7 +196,7 @@ describe('webhooks on sqlite: one process, no claims', () => {
       const webhooks = service(t.store, clock);
       const hook = (await webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
       await t.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 1 }));
-      expect(await webhooks.fanOut()).toBe(1);
+      expect(await fanOutSettled(webhooks)).toBe(1);
       const [x, y] = await Promise.all([webhooks.nextDue(hook.id), webhooks.nextDue(hook.id)]);
       expect(x?.delivery.id).toBeDefined();
       expect(y?.delivery.id).toBe(x?.delivery.id);
