@@ -10,7 +10,7 @@ import { postgresMissing } from '../support/stores.ts';
 // round-robin TCP proxy (issue 19: many processes are one service).
 
 /** Attempt timeout of the processes: a sender claim lasts twice as long (docs/webhooks.md). */
-const TIMEOUT_MS = 6000;
+const TIMEOUT_MS = 10_000;
 
 describe.skipIf(postgresMissing !== null)(`three serve processes on one PostgreSQL database${postgresMissing ? ` (skipped: ${postgresMissing})` : ''}`, () => {
   let cluster: ServiceProcesses | undefined;
