@@ -1,5 +1,6 @@
 import { AsyncResource } from 'node:async_hooks';
 import type { Clock } from '../../platform/clock.ts';
+import type { Outbox } from '../../platform/outbox.ts';
 import type { WebhookSender } from './sender.ts';
 import type { WebhookService } from './service.ts';
 
@@ -7,10 +8,6 @@ export interface DispatcherLogger {
   error(message: string, err?: unknown): void;
 }
 
-/** Where the dispatcher hears that events were recorded (platform/outbox.ts). */
-export interface RecordedEvents {
-  onRecorded(listener: () => void): () => void;
-}
 
 /** Longest sleep between looks at the queue (guards against clock jumps). */
 const MAX_SLEEP_MS = 60_000;
@@ -52,7 +49,7 @@ export class WebhookDispatcher {
 
   private readonly service: WebhookService;
   private readonly sender: WebhookSender;
-  private readonly outbox: RecordedEvents;
+  private readonly outbox: Outbox;
   private readonly clock: Clock;
   private readonly logger: DispatcherLogger;
 
@@ -62,7 +59,7 @@ export class WebhookDispatcher {
   constructor(deps: {
     service: WebhookService;
     sender: WebhookSender;
-    outbox: RecordedEvents;
+    outbox: Outbox;
     clock: Clock;
     logger: DispatcherLogger;
     enabled?: () => boolean;

@@ -7,14 +7,14 @@ import type { Registry } from 'prom-client';
 import type { WebhookSettings } from '../../config.ts';
 import type { Dialect, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { SubscriptionCheck } from '../../platform/outbox.ts';
+import type { Outbox, SubscriptionCheck } from '../../platform/outbox.ts';
 import { createPrivateAddressList } from './address.ts';
-import { type RecordedEvents, WebhookDispatcher } from './dispatcher.ts';
+import { WebhookDispatcher } from './dispatcher.ts';
 import { registerWebhookMetrics } from './metrics.ts';
 import { WebhooksRepo, sqliteSubscriptionCheck } from './repo.ts';
 import { webhookRoutes } from './routes.ts';
 import { WebhookSender } from './sender.ts';
-import { type EventRecorder, WebhookService } from './service.ts';
+import { WebhookService } from './service.ts';
 
 export type { WebhookDispatcher } from './dispatcher.ts';
 export type { WebhookService } from './service.ts';
@@ -33,7 +33,7 @@ export { sqliteSubscriptionCheck };
 
 export interface WebhooksDeps {
   store: Store;
-  outbox: EventRecorder & RecordedEvents;
+  outbox: Outbox;
   clock: Clock;
   settings: WebhookSettings;
   /** Sent as the User-Agent's version. */

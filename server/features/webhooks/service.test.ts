@@ -1,13 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openTestStore, postgresMissing, type TestStore } from '../../../test/support/stores.ts';
 import { defaultWebhookSettings } from '../../config.ts';
-import type { Executor } from '../../db/store.ts';
 import { ManualClock } from '../../platform/clock.ts';
+import { Outbox } from '../../platform/outbox.ts';
 import { createPrivateAddressList } from './address.ts';
 import { WebhooksRepo } from './repo.ts';
-import { type EventRecorder, RETRY_STEPS, WebhookService } from './service.ts';
+import { subscriptionCheck } from './index.ts';
+import { RETRY_STEPS, WebhookService } from './service.ts';
 import { fanOutSettled } from '../../../test/webhooks/helpers.ts';
 
 const backends = [
@@ -25,13 +25,7 @@ for (const { dialect, skip } of backends) {
     const org = 'org-1';
     const otherOrg = 'org-2';
 
-    /** Appends an event as platform/outbox.ts does, in the caller's transaction. */
-    async function append(tx: Executor, orgId: string, type: string, data: unknown): Promise<string> {
-      const id = `evt_${randomUUID().replaceAll('-', '')}`;
-      await tx.insertInto('outbox_events').values({ id, org_id: orgId, type, data_json: JSON.stringify(data), created_at: new Date(clock.now()).toISOString() }).execute();
-      return id;
-    }
-    const outbox: EventRecorder = { record: (tx, orgId, type, data) => append(tx, orgId, type, data) };
+    let outbox: Outbox;
 
     beforeEach(async () => {
       t = await openTestStore(dialect);
@@ -39,11 +33,12 @@ for (const { dialect, skip } of backends) {
       for (const id of [org, otherOrg]) await t.store.db.insertInto('organizations').values({ id, name: id, created_at: now }).execute();
       clock = new ManualClock(Date.now());
       repo = new WebhooksRepo(dialect);
+      outbox = new Outbox({ store: t.store, clock, subscribed: subscriptionCheck(dialect) });
       service = new WebhookService({ store: t.store, repo, outbox, clock, settings: defaultWebhookSettings, privateList: createPrivateAddressList(), random: () => random });
     });
     afterEach(() => t.close());
 
-    const record = (type: string, data: unknown, orgId = org) => t.store.transaction((tx) => append(tx, orgId, type, data));
+    const record = (type: string, data: unknown, orgId = org) => t.store.transaction((tx) => outbox.record(tx, orgId, type, data));
     const queue = async (webhookId: string) => (await repo.listDeliveries(t.store.db, webhookId, { limit: 100, offset: 0 })).rows.reverse();
 
     it('fans each event out once per subscribed endpoint of its organization, from the endpoint creation on', async () => {

@@ -7,6 +7,7 @@ import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ConflictError, NotFoundError, ValidationError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
+import type { Outbox } from '../../platform/outbox.ts';
 import { WEBHOOK_TEST_EVENT, type DeliveryT, type WebhookT } from '../../schemas/webhooks.ts';
 import { isPrivateHost } from './address.ts';
 import type { DeliveryRow, DeliveryStatus, EventRow, QueueHead, WebhookRow, WebhooksRepo } from './repo.ts';
@@ -16,15 +17,10 @@ import type { OutgoingMessage, SendResult } from './sender.ts';
 export const RETRY_STEPS = [1, 60, 360, 1440, 3600, 7200, 7200] as const;
 export const ROTATION_GRACE_MS = 24 * 60 * 60 * 1000;
 
-/** What webhooks need of the outbox (platform/outbox.ts): events recorded in a write's transaction. */
-export interface EventRecorder {
-  record(tx: Executor, orgId: string, type: string, data: unknown): Promise<string>;
-}
-
 export interface WebhookServiceDeps {
   store: Store;
   repo: WebhooksRepo;
-  outbox: EventRecorder;
+  outbox: Outbox;
   clock: Clock;
   settings: WebhookSettings;
   privateList: BlockList;

@@ -1,14 +1,15 @@
-import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase, openTestStore, postgresMissing } from '../../../test/support/stores.ts';
 import { defaultWebhookSettings } from '../../config.ts';
 import { PostgresStore } from '../../db/postgresStore.ts';
 import type { Executor, Store } from '../../db/store.ts';
 import { ManualClock } from '../../platform/clock.ts';
+import { Outbox } from '../../platform/outbox.ts';
 import { createPrivateAddressList } from './address.ts';
 import { WebhooksRepo } from './repo.ts';
 import type { SendResult } from './sender.ts';
-import { type EventRecorder, WebhookService } from './service.ts';
+import { subscriptionCheck } from './index.ts';
+import { WebhookService } from './service.ts';
 import { fanOutSettled } from '../../../test/webhooks/helpers.ts';
 
 // Several processes on one PostgreSQL database, each with its own connection pool and service:
@@ -18,20 +19,28 @@ const org = 'org-1';
 const ok: SendResult = { statusCode: 204, error: null, durationMs: 1, aborted: false };
 const down: SendResult = { statusCode: 503, error: 'HTTP 503', durationMs: 1, aborted: false };
 
-/** Appends an event as platform/outbox.ts does (the fan-out reads the table). */
-async function appendEvent(tx: Executor, type: string, data: unknown): Promise<string> {
-  const id = `evt_${randomUUID().replaceAll('-', '')}`;
-  await tx.insertInto('outbox_events').values({ id, org_id: org, type, data_json: JSON.stringify(data), created_at: new Date().toISOString() }).execute();
-  return id;
+const outboxes = new WeakMap<Store, Outbox>();
+
+/** The store's outbox (one per "process", as createApp makes one). */
+function outboxOf(store: Store, clock: ManualClock = new ManualClock(Date.now())): Outbox {
+  let outbox = outboxes.get(store);
+  if (!outbox) {
+    outbox = new Outbox({ store, clock, subscribed: subscriptionCheck(store.dialect) });
+    outboxes.set(store, outbox);
+  }
+  return outbox;
 }
 
-const recorder: EventRecorder = { record: (tx, _orgId, type, data) => appendEvent(tx, type, data) };
+/** Records an event in the caller's transaction, as a feature does. */
+function appendEvent(store: Store, tx: Executor, type: string, data: unknown): Promise<string> {
+  return outboxOf(store).record(tx, org, type, data);
+}
 
 function service(store: Store, clock: ManualClock): WebhookService {
   return new WebhookService({
     store,
     repo: new WebhooksRepo(store.dialect),
-    outbox: recorder,
+    outbox: outboxOf(store, clock),
     clock,
     settings: { ...defaultWebhookSettings, timeoutMs: 1000 },
     privateList: createPrivateAddressList(),
@@ -69,13 +78,13 @@ describe.skipIf(postgresMissing !== null)(`webhooks shared by processes on postg
     let slowInserted!: () => void;
     const inserted = new Promise<void>((resolve) => (slowInserted = resolve));
     const slow = store.transaction(async (tx) => {
-      const id = await appendEvent(tx, 'node.created', { n: 'slow' });
+      const id = await appendEvent(store, tx, 'node.created', { n: 'slow' });
       slowInserted();
       await new Promise<void>((resolve) => (commitSlow = resolve));
       return id;
     });
     await inserted;
-    const fast = await store.transaction((tx) => appendEvent(tx, 'node.created', { n: 'fast' }));
+    const fast = await store.transaction((tx) => appendEvent(store, tx, 'node.created', { n: 'fast' }));
 
     // The fan-out does not move its cursor past the open transaction's event: it leaves both.
     try {
@@ -101,7 +110,7 @@ describe.skipIf(postgresMissing !== null)(`webhooks shared by processes on postg
     await Promise.all(
       procs.map(async ({ store, webhooks }, p) => {
         for (let i = 0; i < 20; i++) {
-          ids.push(await store.transaction((tx) => appendEvent(tx, 'node.created', { p, i })));
+          ids.push(await store.transaction((tx) => appendEvent(store, tx, 'node.created', { p, i })));
           await webhooks.fanOut();
         }
       }),
@@ -119,8 +128,8 @@ describe.skipIf(postgresMissing !== null)(`webhooks shared by processes on postg
     const clock = new ManualClock(Date.now());
     const [a, b, c] = await processes(3, clock);
     const hook = (await a!.webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
-    const first = await a!.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 1 }));
-    const second = await a!.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 2 }));
+    const first = await a!.store.transaction((tx) => appendEvent(a!.store, tx, 'node.created', { n: 1 }));
+    const second = await a!.store.transaction((tx) => appendEvent(a!.store, tx, 'node.created', { n: 2 }));
     await fanOutSettled(a!.webhooks);
 
     // All three look at the due head at once: one gets it.
@@ -149,7 +158,7 @@ describe.skipIf(postgresMissing !== null)(`webhooks shared by processes on postg
     const clock = new ManualClock(Date.now());
     const [a, b] = await processes(2, clock);
     const hook = (await a!.webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
-    const event = await a!.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 1 }));
+    const event = await a!.store.transaction((tx) => appendEvent(a!.store, tx, 'node.created', { n: 1 }));
     await fanOutSettled(a!.webhooks);
 
     const lost = await a!.webhooks.nextDue(hook.id); // a sends … and dies before recording
@@ -178,7 +187,7 @@ describe.skipIf(postgresMissing !== null)(`webhooks shared by processes on postg
     const clock = new ManualClock(Date.now());
     const [a, b] = await processes(2, clock);
     const hook = (await a!.webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
-    await a!.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 1 }));
+    await a!.store.transaction((tx) => appendEvent(a!.store, tx, 'node.created', { n: 1 }));
     await fanOutSettled(a!.webhooks);
     expect(await a!.webhooks.nextDue(hook.id)).toBeDefined();
     expect(await b!.webhooks.nextDue(hook.id)).toBeUndefined();
@@ -195,7 +204,7 @@ describe('webhooks on sqlite: one process, no claims', () => {
       await t.store.db.insertInto('organizations').values({ id: org, name: 'Org', created_at: new Date().toISOString() }).execute();
       const webhooks = service(t.store, clock);
       const hook = (await webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
-      await t.store.transaction((tx) => appendEvent(tx, 'node.created', { n: 1 }));
+      await t.store.transaction((tx) => appendEvent(t.store, tx, 'node.created', { n: 1 }));
       expect(await fanOutSettled(webhooks)).toBe(1);
       const [x, y] = await Promise.all([webhooks.nextDue(hook.id), webhooks.nextDue(hook.id)]);
       expect(x?.delivery.id).toBeDefined();
