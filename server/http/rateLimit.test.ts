@@ -1,10 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { PostgresStore } from '../db/postgresStore.ts';
-import { freshPostgresDatabase, openTestStore, postgresMissing } from '../../test/support/stores.ts';
+import { freshPostgresDatabase, openTestStore } from '../../test/support/stores.ts';
+import { needs } from '../../test/support/system.ts';
 import { ManualClock } from '../platform/clock.ts';
 import { MemoryRateLimiter, type RateLimiter } from './rateLimit.ts';
 import { RateLimitRepo } from './rateLimitRepo.ts';
 import { SharedRateLimiter } from './sharedRateLimit.ts';
+
+const pgSkip = needs.postgres();
 
 const developer = { standard_per_minute: 100, batch_per_minute: 10, burst_per_second: 20 };
 const start = Date.parse('2026-11-21T12:00:00.000Z');
@@ -15,7 +18,7 @@ const limiters = [
   { name: 'in memory', skip: null, open: async (clock: ManualClock) => ({ limiter: new MemoryRateLimiter(clock) as RateLimiter, close: async () => {} }) },
   ...(['sqlite', 'postgres'] as const).map((dialect) => ({
     name: `shared, on ${dialect}`,
-    skip: dialect === 'postgres' ? postgresMissing : null,
+    skip: dialect === 'postgres' ? pgSkip : null,
     open: async (clock: ManualClock) => {
       const t = await openTestStore(dialect);
       return { limiter: new SharedRateLimiter(t.store.db, new RateLimitRepo(), clock) as RateLimiter, close: () => t.close() };
@@ -69,7 +72,7 @@ for (const { name, skip, open } of limiters) {
   });
 }
 
-describe.skipIf(postgresMissing !== null)(`rate limiter shared by processes on postgres${postgresMissing ? ` (skipped: ${postgresMissing})` : ''}`, () => {
+describe.skipIf(pgSkip !== null)(`rate limiter shared by processes on postgres${pgSkip ? ` (skipped: ${pgSkip})` : ''}`, () => {
   const stores: PostgresStore[] = [];
   let drop: () => Promise<void> = async () => {};
   afterEach(async () => {

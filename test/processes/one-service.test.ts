@@ -4,7 +4,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../support/receiver.ts';
 import { type ApiResponse } from '../support/server.ts';
 import { ServeOnPostgresUnavailable, type ServiceProcesses, startServiceProcesses } from '../support/processes.ts';
-import { postgresMissing } from '../support/stores.ts';
+import { needs } from '../support/system.ts';
+
+const pgSkip = needs.postgres();
 
 // Three real `waymark serve --database …` processes on one PostgreSQL database behind a
 // round-robin TCP proxy (issue 19: many processes are one service).
@@ -12,7 +14,7 @@ import { postgresMissing } from '../support/stores.ts';
 /** Attempt timeout of the processes: a sender claim lasts twice as long (docs/webhooks.md). */
 const TIMEOUT_MS = 10_000;
 
-describe.skipIf(postgresMissing !== null)(`three serve processes on one PostgreSQL database${postgresMissing ? ` (skipped: ${postgresMissing})` : ''}`, () => {
+describe.skipIf(pgSkip !== null)(`three serve processes on one PostgreSQL database${pgSkip ? ` (skipped: ${pgSkip})` : ''}`, () => {
   let cluster: ServiceProcesses | undefined;
   let unavailable: string | undefined;
   const receivers: Receiver[] = [];

@@ -1,6 +1,7 @@
 import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openTestStore, postgresMissing, type TestStore } from '../../../test/support/stores.ts';
+import { openTestStore, type TestStore } from '../../../test/support/stores.ts';
+import { needs } from '../../../test/support/system.ts';
 import { defaultWebhookSettings } from '../../config.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { Outbox } from '../../platform/outbox.ts';
@@ -12,7 +13,7 @@ import { fanOutSettled } from '../../../test/webhooks/helpers.ts';
 
 const backends = [
   { dialect: 'sqlite' as const, skip: null },
-  { dialect: 'postgres' as const, skip: postgresMissing },
+  { dialect: 'postgres' as const, skip: needs.postgres() },
 ];
 
 for (const { dialect, skip } of backends) {

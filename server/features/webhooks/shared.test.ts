@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { freshPostgresDatabase, openTestStore, postgresMissing } from '../../../test/support/stores.ts';
+import { freshPostgresDatabase, openTestStore } from '../../../test/support/stores.ts';
+import { needs } from '../../../test/support/system.ts';
 import { defaultWebhookSettings } from '../../config.ts';
 import { PostgresStore } from '../../db/postgresStore.ts';
 import type { Executor, Store } from '../../db/store.ts';
@@ -11,6 +12,8 @@ import type { SendResult } from './sender.ts';
 import { subscriptionCheck } from './index.ts';
 import { WebhookService } from './service.ts';
 import { fanOutSettled } from '../../../test/webhooks/helpers.ts';
+
+const pgSkip = needs.postgres();
 
 // Several processes on one PostgreSQL database, each with its own connection pool and service:
 // fan-out once and without gaps, one sender per endpoint at a time, claims that expire.
@@ -47,7 +50,7 @@ function service(store: Store, clock: ManualClock): WebhookService {
   });
 }
 
-describe.skipIf(postgresMissing !== null)(`webhooks shared by processes on postgres${postgresMissing ? ` (skipped: ${postgresMissing})` : ''}`, () => {
+describe.skipIf(pgSkip !== null)(`webhooks shared by processes on postgres${pgSkip ? ` (skipped: ${pgSkip})` : ''}`, () => {
   const stores: PostgresStore[] = [];
   let drop: () => Promise<void> = async () => {};
   afterEach(async () => {
