@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Database } from 'better-sqlite3';
 import { SqliteStore } from './db/sqliteStore.ts';
 import type { Store } from './db/store.ts';
 import type { Express } from 'express';
@@ -83,15 +82,6 @@ export interface App {
   routes: readonly AnyRouteSpec[];
 }
 
-/**
- * The SQLite connection for the features not yet moved onto the store (issue 19). They cannot
- * run on PostgreSQL, so an instance on PostgreSQL refuses to start until they are.
- */
-function legacyConnection(store: Store): Database {
-  if (store instanceof SqliteStore) return store.connection;
-  throw new Error('This build cannot run on PostgreSQL yet: some features still use the SQLite connection directly');
-}
-
 async function createServices(
   store: Store,
   clock: Clock,
@@ -101,8 +91,6 @@ async function createServices(
   resourcesDir?: string,
   secrets: SecretStore = defaultSecretStore(config.dataDir),
 ) {
-  // The scan path still runs on the SQLite connection (issue 19).
-  const db = legacyConnection(store);
   const outbox = new Outbox({ store, clock, subscribed: subscriptionCheck(store.dialect) });
   // Sync (pairing, slug leases) comes first: it decides where slugs come from.
   const sync = await createSync({
@@ -111,7 +99,7 @@ async function createServices(
     outbox,
     logger,
     dataDir: config.dataDir,
-    databaseFile: db.name,
+    databaseFile: store instanceof SqliteStore ? store.connection.name : undefined,
     secrets,
     config: config.sync,
   });
@@ -181,7 +169,6 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
   // Disk-full errors from anywhere (API, scans, workers) are counted in one place, not logged one by one.
   const storage = new StorageHealth(baseLogger, clock);
   const logger = storage.wrap(baseLogger);
-  const db = legacyConnection(store);
   const services = await createServices(store, clock, config, logger, nfc, resourcesDir, secrets);
   // Budgets in memory for the one process on a SQLite file; in the database where processes share them.
   const rateLimiter = store.dialect === 'postgres' ? new SharedRateLimiter(store.db, new RateLimitRepo(), clock) : new MemoryRateLimiter(clock);

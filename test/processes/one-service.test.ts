@@ -78,11 +78,19 @@ describe.skipIf(pgSkip !== null)(`three serve processes on one PostgreSQL databa
     expect(created.status).toBe(201);
     const hook = created.body.data.id as string;
     const before = c.proxy.assigned.length;
-    const events: string[] = [];
+    // Node events and test events, one request each, spread over the processes: what each
+    // receiver request must be, in order (a node by its id, a test event by its webhook-id).
+    const expected: string[] = [];
     for (let i = 0; i < 12; i++) {
-      const res = await c.api('POST', `/webhooks/${hook}/test`, undefined, { key });
-      expect(res.status).toBe(202);
-      events.push(res.body.data.event_id);
+      if (i % 2 === 0) {
+        const res = await c.api('POST', '/nodes', { label: `n${i}`, function_type: 'redirect', payload: { url: `https://example.com/${i}` } }, { key });
+        expect(res.status).toBe(201);
+        expected.push(`node ${res.body.data.id}`);
+      } else {
+        const res = await c.api('POST', `/webhooks/${hook}/test`, undefined, { key });
+        expect(res.status).toBe(202);
+        expected.push(`test ${res.body.data.event_id}`);
+      }
     }
     expect(new Set(c.proxy.assigned.slice(before))).toEqual(new Set([0, 1, 2]));
 
@@ -93,7 +101,12 @@ describe.skipIf(pgSkip !== null)(`three serve processes on one PostgreSQL databa
     expect((await deliveries()).map((d) => d.attempt_count)).toEqual(Array(12).fill(1));
     await eventually(async () => (await claimsHeld(c.databaseUrl)) === 0, 'no sender claim held');
     // … so the receiver's requests are all there is: each event once, in the order recorded.
-    expect(receiver.requests.map((r) => r.headers['webhook-id'])).toEqual(events);
+    const got = receiver.requests.map((r) => {
+      const body = JSON.parse(r.body) as { type: string; data: { id: string } };
+      return body.type === 'node.created' ? `node ${body.data.id}` : `test ${String(r.headers['webhook-id'])}`;
+    });
+    expect(got).toEqual(expected);
+    expect(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size).toBe(12);
   });
 
   it('a process killed mid-attempt: another process sends the delivery again under the same webhook-id', { timeout: 120_000 }, async (ctx) => {

@@ -35,7 +35,11 @@ describe('webhook delivery across a crash (SIGKILL of the real CLI server)', () 
     }
     // Two failed attempts of the queue head: the server is now backing off (next try ~3 s away).
     await receiver.waitFor((r) => r.requests.length >= 2, 10_000, 'two failed attempts');
-    const queued = (await api('GET', `/webhooks/${webhookId}/deliveries?limit=100`)).body;
+    // All eight queued (on PostgreSQL the fan-out may be a look behind the head's attempts).
+    const queued = await eventually(async () => {
+      const list = (await api('GET', `/webhooks/${webhookId}/deliveries?limit=100`)).body;
+      return list.total === 8 ? list : undefined;
+    }, 10_000, 'eight queued deliveries');
     expect(queued.total).toBe(8);
     const eventIds: string[] = queued.data.map((d: { event_id: string }) => d.event_id).reverse();
     expect(queued.data.every((d: { status: string }) => d.status === 'pending')).toBe(true);
@@ -76,7 +80,10 @@ describe('webhook delivery across a crash (SIGKILL of the real CLI server)', () 
       if (holding) await new Promise<void>((resolve) => (release = resolve));
       return 204;
     }).listen();
-    let p = await spawnServer(dir);
+    // On PostgreSQL the restarted process first waits out the killed one's sender claim (twice
+    // the attempt timeout, docs/webhooks.md): a short timeout keeps that short.
+    const env = { WAYMARK_WEBHOOK_TIMEOUT_MS: '3000' };
+    let p = await spawnServer(dir, [], env);
     try {
       const apiKey = await eventually(() => /(wmk_[A-Za-z0-9]+)/.exec(p.output())?.[1], 5000, 'the first API key');
       const api = (method: string, path: string, body?: unknown) => apiRequest(p.url, method, path, body, apiKey);
@@ -88,7 +95,7 @@ describe('webhook delivery across a crash (SIGKILL of the real CLI server)', () 
       holding = false;
       release?.();
 
-      p = await spawnServer(dir);
+      p = await spawnServer(dir, [], env);
       await r.waitFor((x) => x.accepted.length >= 3, 20_000, 'the resend and the second event');
       const got = r.accepted.map((q) => ({
         id: q.headers['webhook-id'],

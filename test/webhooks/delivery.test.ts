@@ -107,7 +107,11 @@ describe('webhook delivery (real receivers on loopback)', () => {
     expect(r.accepted.every((q) => verifyByHand(secret, q.headers as Record<string, string>, q.body))).toBe(true);
     expect(verifyByHand(secret, h as Record<string, string>, r.accepted[0]!.body.replace('door', 'DOOR'))).toBe(false);
 
-    const deliveries = (await api('GET', `/webhooks/${id}/deliveries`)).body;
+    // An outcome is recorded just after the receiver answers: wait for the third.
+    const deliveries = await eventually(async () => {
+      const list = (await api('GET', `/webhooks/${id}/deliveries`)).body;
+      return list.data.every((d: { status: string }) => d.status === 'succeeded') ? list : undefined;
+    }, 5000, 'three recorded deliveries');
     expect(deliveries.total).toBe(3);
     expect(deliveries.data.map((d: { event_id: string }) => d.event_id)).toEqual(got.map((e) => e.id).reverse());
     expect(deliveries.data[0]).toMatchObject({ status: 'succeeded', attempt_count: 1, last_status_code: 204, next_attempt_at: null });
@@ -145,7 +149,10 @@ describe('webhook delivery (real receivers on loopback)', () => {
     expect(new Set(r.requests.map((q) => q.body)).size).toBe(1);
     for (const q of r.requests) expect(verified(secret, q)).toMatchObject({ type: 'node.created', data: { id: node.id } });
 
-    const [delivery] = (await api('GET', `/webhooks/${id}/deliveries`)).body.data;
+    const delivery = await eventually(async () => {
+      const [d] = (await api('GET', `/webhooks/${id}/deliveries`)).body.data;
+      return d.status === 'succeeded' ? d : undefined;
+    }, 5000, 'the recorded success');
     expect(delivery).toMatchObject({ event_id: [...ids][0], status: 'succeeded', attempt_count: 3, last_status_code: 200, last_error: null });
     expect(delivery.attempts.map((a: { status_code: number }) => a.status_code)).toEqual([500, 503, 200]);
     expect(delivery.attempts[0].error).toBe('HTTP 500: receiver says no');
@@ -175,7 +182,10 @@ describe('webhook delivery (real receivers on loopback)', () => {
     await r.waitFor((x) => x.accepted.length >= 1, 5000, 'the redelivery');
     expect(r.requests.length).toBe(before + 1);
     expect(new Set(r.requests.map((q) => q.headers['webhook-id'])).size).toBe(1);
-    const done = (await api('GET', `/webhooks/${id}/deliveries/${pending.id}`)).body.data;
+    const done = await eventually(async () => {
+      const d = (await api('GET', `/webhooks/${id}/deliveries/${pending.id}`)).body.data;
+      return d.status === 'succeeded' ? d : undefined;
+    }, 5000, 'the recorded redelivery');
     expect(done).toMatchObject({ status: 'succeeded', event_id: pending.event_id });
     expect((await api('GET', `/webhooks/${id}`)).body.data.failing_since).toBeNull();
     expect((await api('POST', `/webhooks/${id}/deliveries/msg_unknown/redeliver`)).body).toEqual({ data: null, error: 'Delivery not found' });
@@ -288,7 +298,6 @@ describe('webhook delivery (real receivers on loopback)', () => {
     expect(new Set(got.map((e) => e.id)).size).toBe(5000);
     expect(got.map((e) => e.id)).toEqual(eventIds);
     expect(got.map((e) => e.data.scan_id)).toEqual(Array.from({ length: 5000 }, (_, i) => `scan-${i}`));
-    const list = (await api('GET', `/webhooks/${id}/deliveries?status=succeeded&limit=1`)).body;
-    expect(list.total).toBe(5000);
+    await eventually(async () => ((await api('GET', `/webhooks/${id}/deliveries?status=succeeded&limit=1`)).body.total === 5000 ? true : undefined), 10_000, '5,000 recorded deliveries');
   });
 });

@@ -452,6 +452,11 @@ export class WebhooksRepo {
     return query.executeTakeFirst();
   }
 
+  /** Extends `owner`'s claim on the endpoint to `until`. */
+  async renewClaim(db: Executor, webhookId: string, owner: string, until: string): Promise<void> {
+    await db.updateTable('webhook_claims').set({ claimed_until: until }).where('webhook_id', '=', webhookId).where('owner', '=', owner).execute();
+  }
+
   /** Frees `owner`'s claim on the endpoint (or on every endpoint) from `now` on. */
   async releaseClaims(db: Executor, owner: string, now: string, webhookId?: string): Promise<void> {
     let query = db.updateTable('webhook_claims').set({ claimed_until: now }).where('owner', '=', owner).where('claimed_until', '>', now);

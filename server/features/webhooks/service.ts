@@ -64,10 +64,11 @@ export function eventBody(event: Pick<EventRow, 'type' | 'created_at' | 'data_js
  * dispatcher (dispatcher.ts) sends each endpoint's queue in order and reports outcomes here.
  *
  * On PostgreSQL any number of processes share the queues: a process sends an endpoint's queue
- * head only while it holds the endpoint's sender claim (webhook_claims), taken for one attempt
- * and released with its outcome, so each attempt is made by one process and each endpoint still
- * gets its deliveries one at a time, in order. A claim outlives a process that dies mid-attempt
- * by at most `claimMs`; then another process retries the delivery, under the same webhook-id.
+ * head only while it holds the endpoint's sender claim (webhook_claims), taken when it finds a
+ * delivery due, renewed with each outcome and given up when nothing is due, so each attempt is
+ * made by one process and each endpoint still gets its deliveries one at a time, in order. A
+ * claim outlives a process that dies mid-attempt by at most `claimMs`; then another process
+ * retries the delivery, under the same webhook-id.
  * On SQLite one process owns the file: it sends without claims, as it always did.
  */
 export class WebhookService {
@@ -79,6 +80,8 @@ export class WebhookService {
   readonly claimOwner: string;
   /** How long a claim lasts: an attempt ends within the timeout, its outcome is recorded well within another. */
   readonly claimMs: number;
+  /** Endpoints whose sender claim this process holds, and until when (epoch ms). */
+  private readonly held = new Map<string, number>();
   /** PostgreSQL: high waters read by earlier fan-outs, not yet settled (settledOutboxSeq). */
   private highWaters: Array<{ xmax: bigint; seq: number }> = [];
   /** The highest outbox seq known to be settled, and the highest seen. */
@@ -417,8 +420,10 @@ export class WebhookService {
   }
 
   /**
-   * The endpoint's next delivery if it is due now (and the endpoint is active), with the
-   * endpoint's sender claim taken for this attempt when processes share the queues.
+   * The endpoint's next delivery if it is due now (and the endpoint is active), under the
+   * endpoint's sender claim when processes share the queues. A process keeps the claim while it
+   * has due deliveries for the endpoint (each outcome renews it) and gives it up when nothing is
+   * due: one claim per run of attempts, not per attempt.
    */
   async nextDue(webhookId: string): Promise<DeliveryJob | undefined> {
     for (;;) {
@@ -432,10 +437,28 @@ export class WebhookService {
     const { repo, store } = this.deps;
     const nowMs = this.deps.clock.now();
     const now = new Date(nowMs).toISOString();
-    // One process (SQLite) reads without a transaction: nothing else sends this endpoint.
-    const found = this.claims
-      ? await store.transaction((tx) => this.claimDueHead(tx, webhookId, nowMs), DEFERRED)
-      : await this.dueHead(store.db, webhookId, now);
+    let found = await this.dueHead(store.db, webhookId, now);
+    if (this.claims) {
+      if (!found) {
+        await this.releaseClaim(webhookId, now);
+        return undefined;
+      }
+      // A claim this process renewed recently still covers a whole attempt; otherwise take it.
+      if ((this.held.get(webhookId) ?? 0) - this.deps.settings.timeoutMs <= nowMs) {
+        const until = nowMs + this.claimMs;
+        if (!(await repo.claim(store.db, webhookId, this.claimOwner, now, new Date(until).toISOString()))) {
+          this.held.delete(webhookId);
+          return undefined;
+        }
+        this.held.set(webhookId, until);
+        // Look again under the claim: the previous holder may just have finished that head.
+        found = await this.dueHead(store.db, webhookId, now);
+        if (!found) {
+          await this.releaseClaim(webhookId, now);
+          return undefined;
+        }
+      }
+    }
     if (!found) return undefined;
     const event = await repo.event(store.db, found.delivery.event_seq);
     if (event) return { ...found, event };
@@ -447,7 +470,6 @@ export class WebhookService {
         { delivery_id: delivery.id, attempt: delivery.attempts + 1, started_at: now, duration_ms: 0, status_code: null, error: 'Event no longer exists', succeeded: false },
         { id: delivery.id, status: 'failed', next_attempt_at: null, last_attempt_at: now, last_status_code: null, last_error: 'Event no longer exists', completed_at: now },
       );
-      if (this.claims) await repo.releaseClaims(tx, this.claimOwner, now, webhookId);
     }, DEFERRED);
     return 'closed';
   }
@@ -461,21 +483,16 @@ export class WebhookService {
     return { webhook, delivery };
   }
 
-  /** dueHead, with the endpoint's sender claim taken for this process (released again if nothing is due after all). */
-  private async claimDueHead(tx: Executor, webhookId: string, nowMs: number): Promise<{ webhook: WebhookRow; delivery: DeliveryRow } | undefined> {
-    const { repo } = this.deps;
-    const now = new Date(nowMs).toISOString();
-    if (!(await this.dueHead(tx, webhookId, now))) return undefined;
-    if (!(await repo.claim(tx, webhookId, this.claimOwner, now, new Date(nowMs + this.claimMs).toISOString()))) return undefined;
-    // Look again under the claim: the previous holder may just have finished that head.
-    const found = await this.dueHead(tx, webhookId, now);
-    if (!found) await repo.releaseClaims(tx, this.claimOwner, now, webhookId);
-    return found;
+  /** Gives up this process's claim on one endpoint, if it holds one. */
+  private async releaseClaim(webhookId: string, now: string): Promise<void> {
+    if (!this.held.delete(webhookId)) return;
+    await this.deps.repo.releaseClaims(this.deps.store.db, this.claimOwner, now, webhookId);
   }
 
   /** Gives up this process's claims (stopping: another process may send at once instead of waiting for them to expire). */
   async releaseClaims(): Promise<void> {
     if (!this.claims) return;
+    this.held.clear();
     await this.deps.repo.releaseClaims(this.deps.store.db, this.claimOwner, this.now());
   }
 
@@ -503,18 +520,20 @@ export class WebhookService {
    * Records an attempt's outcome: success, a retry at the next back-off step, or give-up; may
    * disable the endpoint. With claims, only while this process still holds the endpoint's claim
    * (one that expired and went to another process means that process's attempt is the one of
-   * record); the claim is released with it. Returns whether the outcome was recorded.
+   * record), which the outcome renews. Returns whether the outcome was recorded.
    */
   async recordOutcome(job: DeliveryJob, result: SendResult, startedAtMs: number): Promise<boolean> {
     const { repo, clock, settings, store } = this.deps;
-    return store.transaction(async (tx) => {
-      if (this.claims && (await repo.claimHolder(tx, job.webhook.id))?.owner !== this.claimOwner) return false;
-      const webhook = await repo.get(tx, job.webhook.id);
+    const webhookId = job.webhook.id;
+    const renewed = this.claims ? clock.now() + this.claimMs : 0;
+    const recorded = await store.transaction(async (tx) => {
+      if (this.claims && (await repo.claimHolder(tx, webhookId))?.owner !== this.claimOwner) return false;
+      const webhook = await repo.get(tx, webhookId);
       const delivery = await repo.delivery(tx, job.delivery.id);
       if (!webhook || !delivery) return false; // deleted meanwhile
       const nowMs = clock.now();
       const now = new Date(nowMs).toISOString();
-      if (this.claims) await repo.releaseClaims(tx, this.claimOwner, now, webhook.id);
+      if (this.claims) await repo.renewClaim(tx, webhookId, this.claimOwner, new Date(renewed).toISOString());
       const succeeded = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
       const round = delivery.round_attempts + 1;
       let status: DeliveryStatus = 'pending';
@@ -563,6 +582,11 @@ export class WebhookService {
       }
       return true;
     }, DEFERRED);
+    if (this.claims) {
+      if (recorded) this.held.set(webhookId, renewed);
+      else this.held.delete(webhookId);
+    }
+    return recorded;
   }
 
   /** Back-off after the n-th failed attempt of a round: the step × base, ±20 % jitter. */

@@ -127,7 +127,7 @@ describe.skipIf(pgSkip !== null)(`webhooks shared by processes on postgres${pgSk
     expect(seqs).toEqual([...seqs].sort((x, y) => x - y));
   });
 
-  it('lets one process at a time send an endpoint, in order, and hands it over after each outcome', async () => {
+  it('lets one process at a time send an endpoint, in order, and hands it over once its queue is empty', async () => {
     const clock = new ManualClock(Date.now());
     const [a, b, c] = await processes(3, clock);
     const hook = (await a!.webhooks.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] })).webhook;
@@ -140,20 +140,29 @@ describe.skipIf(pgSkip !== null)(`webhooks shared by processes on postgres${pgSk
     const holders = jobs.flatMap((job, i) => (job ? [i] : []));
     expect(holders).toHaveLength(1);
     const holder = [a, b, c][holders[0]!]!;
+    const others = [a, b, c].filter((p) => p !== holder).map((p) => p!);
     const job = jobs[holders[0]!]!;
     expect(job.event.id).toBe(first);
-    // While it is in flight nobody else takes the endpoint, not even for the next delivery.
-    for (const p of [a, b, c]) if (p !== holder) expect(await p!.webhooks.nextDue(hook.id)).toBeUndefined();
-
+    // While it sends, nobody else takes the endpoint, not even for the next delivery …
+    for (const p of others) expect(await p.webhooks.nextDue(hook.id)).toBeUndefined();
     expect(await holder.webhooks.recordOutcome(job, ok, clock.now())).toBe(true);
-    // Released with the outcome: another process takes the next one.
-    const other = [a, b, c].find((p) => p !== holder)!;
-    const next = await other.webhooks.nextDue(hook.id);
+    for (const p of others) expect(await p.webhooks.nextDue(hook.id)).toBeUndefined();
+    // … the holder goes on with it, and gives the endpoint up when nothing is due.
+    const next = await holder.webhooks.nextDue(hook.id);
     expect(next?.event.id).toBe(second);
-    expect(await other.webhooks.recordOutcome(next!, ok, clock.now())).toBe(true);
+    expect(await holder.webhooks.recordOutcome(next!, ok, clock.now())).toBe(true);
+    expect(await holder.webhooks.nextDue(hook.id)).toBeUndefined();
+
+    const third = await others[0]!.store.transaction((tx) => appendEvent(others[0]!.store, tx, 'node.created', { n: 3 }));
+    await fanOutSettled(others[0]!.webhooks);
+    const taken = await others[0]!.webhooks.nextDue(hook.id);
+    expect(taken?.event.id).toBe(third);
+    expect(await holder.webhooks.nextDue(hook.id)).toBeUndefined();
+    expect(await others[0]!.webhooks.recordOutcome(taken!, ok, clock.now())).toBe(true);
     expect((await queue(a!.store, hook.id)).map((d) => [d.event_id, d.status, d.attempts])).toEqual([
       [first, 'succeeded', 1],
       [second, 'succeeded', 1],
+      [third, 'succeeded', 1],
     ]);
   });
 
