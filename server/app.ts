@@ -115,6 +115,7 @@ async function createServices(
     slugSource: sync.slugSource,
     blockTaken: sync.blockTaken,
     assertCanMint: (count, db) => sync.assertCanMint(db, count),
+    ...(config.batchLeaseMs !== undefined ? { generator: { leaseMs: config.batchLeaseMs } } : {}),
   });
   const webhookFeature = createWebhooks({
     store,

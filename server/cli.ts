@@ -57,6 +57,12 @@ program
       .argParser(parseMs)
       .hideHelp(),
   )
+  .addOption(
+    new Option('--batch-lease-ms <ms>', 'how long a batch stays with a process that stopped generating it before another takes over (tests)')
+      .env('WAYMARK_BATCH_LEASE_MS')
+      .argParser(parseMs)
+      .hideHelp(),
+  )
   .addOption(new Option('--remote <url>', 'pair this site with a remote Waymark instance (docs/sync.md)').env('WAYMARK_REMOTE'))
   .addOption(new Option('--remote-key <key>', 'API key of the organization on the remote').env('WAYMARK_REMOTE_KEY'))
   .action(async (opts: {
@@ -70,6 +76,7 @@ program
     webhooksAllowPrivate?: boolean;
     webhookRetryBaseMs?: number;
     webhookTimeoutMs?: number;
+    batchLeaseMs?: number;
     nfc?: boolean;
     remote?: string;
     remoteKey?: string;
@@ -103,6 +110,7 @@ program
         scanBase: opts.scanBase,
         trustProxy,
         webhooks,
+        batchLeaseMs: opts.batchLeaseMs,
         nfc,
         sync: { remoteUrl: opts.remote, remoteKey: opts.remoteKey },
       });

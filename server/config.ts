@@ -18,6 +18,8 @@ export interface AppConfig {
   consoleDir?: string | undefined;
   /** Pairing with a remote and slug leases (docs/sync.md); absent = standalone. */
   sync?: SyncConfig | undefined;
+  /** How long a process's claim on a batch it generates lasts after each chunk (default 30 s; tests shorten it). */
+  batchLeaseMs?: number | undefined;
 }
 
 export interface WebhookSettings {
@@ -76,6 +78,7 @@ export function makeConfig(
     consoleDir: partial.consoleDir,
     webhooks: { ...defaultWebhookSettings, ...definedOnly(partial.webhooks ?? {}) },
     ...(partial.sync ? { sync: partial.sync } : {}),
+    ...(partial.batchLeaseMs !== undefined ? { batchLeaseMs: partial.batchLeaseMs } : {}),
   };
 }
 

@@ -52,6 +52,8 @@ export interface ServeOptions {
    * the server listens on loopback only (docs/webhooks.md, "Private and loopback receivers").
    */
   webhooks?: Partial<WebhookSettings> | undefined;
+  /** Batch generation lease (AppConfig.batchLeaseMs). */
+  batchLeaseMs?: number | undefined;
   /**
    * Start the NFC reader bridge (a PC/SC child process with a watchdog). `true` starts one with
    * this process's environment; an object passes its options (e.g. PCSCLITE_CSOCK_NAME in env).
@@ -118,6 +120,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     consoleDir: options.consoleDir,
     sync: options.sync,
     webhooks: { ...options.webhooks, publicOnly: options.webhooks?.publicOnly ?? !isLoopbackListen(options.host) },
+    batchLeaseMs: options.batchLeaseMs,
   });
   const nfc = options.nfc
     ? new NfcBridge({ log: (m) => logger.info(m), ...(typeof options.nfc === 'object' ? options.nfc : {}) })
