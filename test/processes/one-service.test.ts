@@ -1,9 +1,10 @@
+import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../support/receiver.ts';
-import { type ApiResponse } from '../support/server.ts';
-import { ServeOnPostgresUnavailable, type ServiceProcesses, startServiceProcesses } from '../support/processes.ts';
+import { type ApiResponse, apiRequest, type ServerProcess, spawnServer, tempDataDir } from '../support/server.ts';
+import { ServeOnPostgresUnavailable, type ServiceProcesses, START_TIMEOUT_MS, startServiceProcesses } from '../support/processes.ts';
 import { needs } from '../support/system.ts';
 
 const pgSkip = needs.postgres();
@@ -13,21 +14,25 @@ const pgSkip = needs.postgres();
 
 /** Attempt timeout of the processes: a sender claim lasts twice as long (docs/webhooks.md). */
 const TIMEOUT_MS = 10_000;
+/** How long a batch stays with a process that stopped generating it. */
+const BATCH_LEASE_MS = 3_000;
 
 describe.skipIf(pgSkip !== null)(`three serve processes on one PostgreSQL database${pgSkip ? ` (skipped: ${pgSkip})` : ''}`, () => {
   let cluster: ServiceProcesses | undefined;
   let unavailable: string | undefined;
   const receivers: Receiver[] = [];
+  const sites: Site[] = [];
 
   beforeAll(async () => {
     try {
-      cluster = await startServiceProcesses(3, { args: ['--webhook-timeout-ms', String(TIMEOUT_MS)] });
+      cluster = await startServiceProcesses(3, { args: ['--webhook-timeout-ms', String(TIMEOUT_MS), '--batch-lease-ms', String(BATCH_LEASE_MS)] });
     } catch (err) {
       if (!(err instanceof ServeOnPostgresUnavailable)) throw err;
       unavailable = err.message;
     }
   }, 120_000);
   afterAll(async () => {
+    await Promise.all(sites.map((s) => s.proc.kill()));
     await cluster?.close();
     await Promise.all(receivers.map((r) => r.close()));
   });
@@ -138,14 +143,233 @@ describe.skipIf(pgSkip !== null)(`three serve processes on one PostgreSQL databa
     await receiver.waitFor((r) => r.accepted.length >= 2, 4 * TIMEOUT_MS + 30_000, 'the retry and the next event');
     expect(receiver.requests.map((r) => r.headers['webhook-id'])).toEqual([first, first, second]);
     expect(receiver.accepted.map((r) => r.headers['webhook-id'])).toEqual([first, second]);
-    const list = (await c.api('GET', `/webhooks/${hook}/deliveries?limit=10`, undefined, { key, base: survivor.url })).body.data as Array<{ event_id: string; status: string; attempt_count: number }>;
+    // (the survivor records the second outcome just after the receiver answers)
+    const list = await eventually(async () => {
+      const data = (await c.api('GET', `/webhooks/${hook}/deliveries?limit=10`, undefined, { key, base: survivor.url })).body.data as Array<{ event_id: string; status: string; attempt_count: number }>;
+      return data.every((d) => d.status !== 'pending') ? data : undefined;
+    }, 'both outcomes recorded');
     // The dead process's attempt was never recorded: one attempt each, both succeeded.
     expect(list.map((d) => [d.event_id, d.status, d.attempt_count])).toEqual([
       [second, 'succeeded', 1],
       [first, 'succeeded', 1],
     ]);
   });
+
+  it('a 500-node batch whose generating process is SIGKILLed mid-generation is finished once by another process', { timeout: 120_000 }, async (ctx) => {
+    ctx.skip(unavailable !== undefined, unavailable);
+    const c = cluster!;
+    const key = await c.createKey('enterprise');
+    // A test device in the database, so the kill lands mid-generation however fast or loaded the
+    // machine: inserting any node past the batch's 250th waits for an advisory lock this test holds.
+    const gate = new pg.Client({ connectionString: c.databaseUrl });
+    await gate.connect();
+    try {
+      await gate.query('SELECT pg_advisory_lock($1)', [GATE_LOCK]);
+      await gate.query(`CREATE FUNCTION test_batch_gate() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+          IF NEW.batch_id IS NOT NULL AND NEW.serial_number >= (SELECT serial_start FROM batches WHERE id = NEW.batch_id) + 250 THEN
+            PERFORM pg_advisory_xact_lock_shared(${GATE_LOCK});
+          END IF;
+          RETURN NEW;
+        END $$`);
+      await gate.query('CREATE TRIGGER test_batch_gate BEFORE INSERT ON nodes FOR EACH ROW EXECUTE FUNCTION test_batch_gate()');
+
+      const created = await c.api('POST', '/batches', { label: 'Killed', prefix: 'KILL', quantity: 500, function_type: 'redirect', base_payload: { url: 'https://example.com/k' } }, { key });
+      expect(created.status, JSON.stringify(created.body)).toBe(201);
+      const batchId = created.body.data.id as string;
+      // The generating process has committed 250 nodes and waits at the gate inside its next chunk.
+      await eventually(async () => (await query<{ n: number }>(c.databaseUrl, "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND NOT granted"))[0]!.n > 0, 'a chunk at the gate');
+      const [held] = await query<{ lease_owner: string; nodes_generated: number }>(c.databaseUrl, 'SELECT lease_owner, nodes_generated::int FROM batches WHERE id = $1', [batchId]);
+      expect(held!.nodes_generated).toBe(250);
+      const pid = Number(held!.lease_owner.split(':').at(-2));
+      const index = c.processes.findIndex((p) => p.child.pid === pid);
+      expect(index).toBeGreaterThanOrEqual(0);
+      await c.processes[index]!.kill();
+      // The dead process's chunk goes on at the gate and is rolled back (its client is gone).
+      await gate.query('SELECT pg_advisory_unlock($1)', [GATE_LOCK]);
+
+      // Another process takes the batch over once the lease has run out and finishes it: a survivor
+      // (it looks again every 30 s) or, sooner, the process started in the dead one's place.
+      const survivor = c.processes.find((_, i) => i !== index)!;
+      await replaceDead(c);
+      const batch = await eventually(async () => {
+        const res = await c.api('GET', `/batches/${batchId}`, undefined, { key, base: survivor.url });
+        return res.body.data?.status === 'ready' ? res.body.data : undefined;
+      }, 'the batch finished', 90_000);
+      expect(batch.nodes_generated).toBe(500);
+      const nodes = await query<{ serial_number: number; slug: string }>(c.databaseUrl, 'SELECT serial_number::int, slug FROM nodes WHERE batch_id = $1 ORDER BY serial_number', [batchId]);
+      const start = (await query<{ s: number }>(c.databaseUrl, 'SELECT serial_start::int AS s FROM batches WHERE id = $1', [batchId]))[0]!.s;
+      // Every serial once, none twice, none missing; a slug each.
+      expect(nodes.map((n) => n.serial_number)).toEqual(Array.from({ length: 500 }, (_, i) => start + i));
+      expect(new Set(nodes.map((n) => n.slug)).size).toBe(500);
+      const [done] = await query<{ lease_owner: string | null }>(c.databaseUrl, 'SELECT lease_owner FROM batches WHERE id = $1', [batchId]);
+      expect(done!.lease_owner).toBeNull();
+    } finally {
+      await gate.query('DROP TRIGGER IF EXISTS test_batch_gate ON nodes; DROP FUNCTION IF EXISTS test_batch_gate()');
+      await gate.end();
+      await replaceDead(c);
+    }
+  });
+
+  it('every scan answered while one process is SIGKILLed under load is counted exactly once', { timeout: 120_000 }, async (ctx) => {
+    ctx.skip(unavailable !== undefined, unavailable);
+    const c = cluster!;
+    const key = await c.createKey('enterprise');
+    // node.scanned events are recorded only for an organization with a subscriber.
+    const receiver = await new Receiver().listen();
+    receivers.push(receiver);
+    expect((await c.api('POST', '/webhooks', { url: receiver.url, events: ['node.scanned'] }, { key })).status).toBe(201);
+    const SCANS = 300;
+    const KILL_AFTER = 100;
+    const created = await c.api('POST', '/batches', { label: 'Scanned', prefix: 'SCAN', quantity: SCANS, function_type: 'redirect', base_payload: { url: 'https://example.com/s' } }, { key });
+    expect(created.status).toBe(201);
+    const batchId = created.body.data.id as string;
+    await eventually(async () => (await c.api('GET', `/batches/${batchId}`, undefined, { key })).body.data?.status === 'ready', 'the batch', 90_000);
+    // Deployed: its nodes become active, so a scan redirects.
+    expect((await c.api('PATCH', `/batches/${batchId}`, { status: 'deployed' }, { key })).status).toBe(200);
+    const nodes = await query<{ id: string; slug: string }>(c.databaseUrl, 'SELECT id, slug FROM nodes WHERE batch_id = $1', [batchId]);
+    expect(nodes).toHaveLength(SCANS);
+    const idOf = new Map(nodes.map((n) => [n.slug, n.id]));
+
+    const victim = c.processes[0]!;
+    const answered: string[] = [];
+    let next = 0;
+    const kill: { done: Promise<void> | null } = { done: null };
+    let answeredAfterKill = 0;
+    // Each slug scanned once, through the round-robin proxy, 16 at a time.
+    const worker = async () => {
+      while (next < nodes.length) {
+        const slug = nodes[next++]!.slug;
+        const status = await scanOnce(c.url, slug).catch(() => 0); // 0: the connection died with its process
+        if (status === 302) {
+          answered.push(slug);
+          if (kill.done) answeredAfterKill++;
+        }
+        if (answered.length >= KILL_AFTER && !kill.done) kill.done = victim.kill();
+      }
+    };
+    try {
+      await Promise.all(Array.from({ length: 16 }, worker));
+      expect(kill.done).not.toBeNull();
+      await kill.done;
+      expect(answeredAfterKill).toBeGreaterThan(0); // the others went on serving
+
+      const events = await query<{ node_id: string; n: number }>(c.databaseUrl, 'SELECT node_id, count(*)::int AS n FROM scan_events GROUP BY node_id');
+      const perNode = new Map(events.map((e) => [e.node_id, e.n]));
+      expect(events.filter((e) => e.n !== 1)).toEqual([]); // none twice
+      expect(answered.filter((slug) => perNode.get(idOf.get(slug)!) !== 1)).toEqual([]); // every answered one there
+      const counts = new Map((await query<{ id: string; scan_count: number }>(c.databaseUrl, 'SELECT id, scan_count::int FROM nodes WHERE batch_id = $1', [batchId])).map((n) => [n.id, n.scan_count]));
+      for (const n of nodes) expect(counts.get(n.id)).toBe(perNode.get(n.id) ?? 0);
+      const scanned = (await query<{ slug: string }>(c.databaseUrl, "SELECT data_json::jsonb -> 'node' ->> 'slug' AS slug FROM outbox_events WHERE type = 'node.scanned'")).map((e) => e.slug);
+      expect(scanned.length).toBe(events.length);
+      expect(new Set(scanned).size).toBe(scanned.length);
+      for (const slug of answered) expect(scanned).toContain(slug);
+      // The processes' folds together count each recorded scan once (the API folds what is pending first).
+      const total = events.length;
+      const figures = await eventually(async () => {
+        const res = await c.api('GET', `/analytics?from=2026-01-01&to=${new Date(Date.now() + 86_400_000).toISOString().slice(0, 10)}`, undefined, { key });
+        return res.status === 200 ? res.body.data : undefined;
+      }, 'the analytics');
+      expect(figures.totals).toMatchObject({ scans: total, nodes_scanned: total });
+      const [folded] = await query<{ n: number }>(c.databaseUrl, 'SELECT count(*)::int AS n FROM scan_events_by_node');
+      expect(folded!.n).toBe(total);
+    } finally {
+      await replaceDead(c);
+    }
+  });
+
+  it('two sites syncing through different processes converge', { timeout: 120_000 }, async (ctx) => {
+    ctx.skip(unavailable !== undefined, unavailable);
+    const c = cluster!;
+    const remoteKey = await c.createKey('enterprise');
+    // Site A talks to process 1, site B to process 2: each push and pull lands on a different process.
+    const [a, b] = await Promise.all([startSite(c.processes[1]!.url, remoteKey), startSite(c.processes[2]!.url, remoteKey)]);
+    sites.push(a, b);
+    const round = async (site: Site) => expect((await site.api('POST', '/sync/run')).status).toBe(200);
+    // Paired, with slugs leased from the remote to mint from.
+    for (const site of [a, b]) {
+      await eventually(async () => {
+        const status = (await site.api('POST', '/sync/run')).body.data as { paired: boolean; reserve: { blocks: number } };
+        return status.paired && status.reserve.blocks > 0;
+      }, 'pairing and a reserve', 60_000);
+    }
+    const fromA = await a.api('POST', '/nodes', { label: 'made at A', function_type: 'redirect', payload: { url: 'https://example.com/a' } });
+    expect(fromA.status, JSON.stringify(fromA.body)).toBe(201);
+    const fromB = await b.api('POST', '/nodes', { label: 'made at B', function_type: 'redirect', payload: { url: 'https://example.com/b' } });
+    expect(fromB.status, JSON.stringify(fromB.body)).toBe(201);
+    const listing = async (site: Site) => {
+      const nodes = (await site.api('GET', '/nodes?limit=100')).body.data as Array<{ id: string; slug: string; label: string }>;
+      return nodes.map((n) => `${n.id} ${n.slug} ${n.label}`).sort();
+    };
+    // B renames A's node once it has it; A must end up with B's name for it.
+    await eventually(async () => {
+      await round(a);
+      await round(b);
+      return (await listing(b)).some((n) => n.startsWith(fromA.body.data.id));
+    }, "A's node at B");
+    expect((await b.api('PATCH', `/nodes/${fromA.body.data.slug}`, { label: 'renamed at B' })).status).toBe(200);
+    const converged = await eventually(async () => {
+      await round(b);
+      await round(a);
+      const [la, lb] = await Promise.all([listing(a), listing(b)]);
+      return JSON.stringify(la) === JSON.stringify(lb) && la.some((n) => n.endsWith('renamed at B')) && la.length === 2 ? la : undefined;
+    }, 'the two sites to converge');
+    expect(converged).toEqual([`${fromA.body.data.id} ${fromA.body.data.slug} renamed at B`, `${fromB.body.data.id} ${fromB.body.data.slug} made at B`].sort());
+    // The remote (any process) holds the same.
+    const remote = (await c.api('GET', '/nodes?limit=100', undefined, { key: remoteKey })).body.data as Array<{ id: string; slug: string; label: string }>;
+    expect(remote.map((n) => `${n.id} ${n.slug} ${n.label}`).sort()).toEqual(converged);
+  });
 });
+
+/** The advisory lock the batch test's gate waits on. */
+const GATE_LOCK = 4242_0019;
+
+interface Site {
+  proc: ServerProcess;
+  api: (method: string, path: string, body?: unknown) => Promise<ApiResponse>;
+}
+
+/** A site (its own SQLite data) paired with the remote at `remoteUrl`, as `serve --remote … --remote-key …`. */
+async function startSite(remoteUrl: string, remoteKey: string): Promise<Site> {
+  const dataDir = tempDataDir('waymark-site-');
+  const proc = await spawnServer(dataDir, [], { WAYMARK_REMOTE: remoteUrl, WAYMARK_REMOTE_KEY: remoteKey, WAYMARK_NO_NFC: '1' }, { startTimeoutMs: START_TIMEOUT_MS });
+  const key = await eventually(() => /^\s+(wmk_[A-Za-z0-9]+)\s*$/m.exec(proc.output())?.[1], 'the site key');
+  return {
+    proc,
+    api: async (method, path, body) => {
+      // A polite client: the site key's burst budget is 20 requests a second.
+      for (;;) {
+        const res = await apiRequest(proc.url, method, path, body, key);
+        if (res.status !== 429) return res;
+        await sleep(1000 * Number(res.headers.get('retry-after') ?? 1));
+      }
+    },
+  };
+}
+
+/** Starts a process in place of each one a test killed. */
+async function replaceDead(c: ServiceProcesses): Promise<void> {
+  for (let i = 0; i < c.processes.length; i++) {
+    const p = c.processes[i]!;
+    if (p.child.exitCode !== null || p.child.signalCode !== null) await c.replace(i);
+  }
+}
+
+const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
+
+/** One public scan on a connection of its own (so the proxy spreads them); its status. */
+function scanOnce(base: string, slug: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(`/v/${slug}`, base), { agent: false, headers: { connection: 'close', 'user-agent': IPHONE } });
+    req.on('error', reject);
+    req.on('response', (res) => {
+      res.resume();
+      res.on('error', reject);
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.end();
+  });
+}
 
 async function eventually<T>(check: () => Promise<T | undefined | false> | T | undefined | false, what: string, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;

@@ -24,6 +24,8 @@ export interface ServiceProcesses {
   createKey(plan: 'developer' | 'pro' | 'enterprise'): Promise<string>;
   /** One request on a connection of its own, through the proxy (or to `base`). */
   api(method: string, path: string, body?: unknown, options?: { key?: string; base?: string }): Promise<ApiResponse>;
+  /** Starts a new process in place of `processes[index]` (one a test killed): same database, same options, same slot behind the proxy. */
+  replace(index: number): Promise<ServerProcess>;
   close(): Promise<void>;
 }
 
@@ -31,6 +33,9 @@ export interface ServiceProcesses {
 export class ServeOnPostgresUnavailable extends Error {}
 
 const run = promisify(execFile);
+
+/** Three processes and their clients start together on a 2-core machine that may be busy. */
+export const START_TIMEOUT_MS = 60_000;
 
 export async function startServiceProcesses(count: number, options: { args?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<ServiceProcesses> {
   const database = await freshPostgresDatabase();
@@ -49,17 +54,18 @@ export async function startServiceProcesses(count: number, options: { args?: str
     const { stdout } = await run(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'org', 'create', '--name', 'Processes', '--data', dir, '--database', database.url, '--json']);
     const created = JSON.parse(stdout) as { org: { id: string }; api_key: string };
     const cli = (args: string[]) => run(process.execPath, [join(repoRoot, 'server', 'cli.ts'), ...args, '--data', dir, '--database', database.url, '--json']);
-    // One after the other: the first applies the migrations, the others find them applied.
-    for (let i = 0; i < count; i++) {
+    const spawnOne = async () => {
       const data = tempDataDir('waymark-process-');
       dirs.push(data);
       try {
-        processes.push(await spawnServer(data, options.args ?? [], { WAYMARK_NO_NFC: '1', ...options.env }, { database: database.url }));
+        return await spawnServer(data, options.args ?? [], { WAYMARK_NO_NFC: '1', ...options.env }, { database: database.url, startTimeoutMs: START_TIMEOUT_MS });
       } catch (err) {
         if (/cannot run on PostgreSQL yet/.test(String(err))) throw new ServeOnPostgresUnavailable('this build of `waymark serve` cannot run on PostgreSQL yet (features not yet on the storage seam)');
         throw err;
       }
-    }
+    };
+    // One after the other: the first applies the migrations, the others find them applied.
+    for (let i = 0; i < count; i++) processes.push(await spawnOne());
     proxy = await new RoundRobinProxy(processes.map((p) => p.url)).listen();
     const url = proxy.url;
     return {
@@ -74,6 +80,13 @@ export async function startServiceProcesses(count: number, options: { args?: str
         return (JSON.parse(out) as { api_key: string }).api_key;
       },
       api: (method, path, body, o = {}) => requestOnce(o.base ?? url, method, path, body, o.key ?? created.api_key),
+      replace: async (index) => {
+        await processes[index]!.kill();
+        const fresh = await spawnOne();
+        processes[index] = fresh;
+        proxy!.replace(index, fresh.url);
+        return fresh;
+      },
       close,
     };
   } catch (err) {

@@ -9,16 +9,18 @@ import { connect, createServer, type AddressInfo, type Server, type Socket } fro
 export class RoundRobinProxy {
   /** Which backend (index) each connection went to, in order. */
   readonly assigned: number[] = [];
-  private readonly backends: Array<{ host: string; port: number }>;
+  private backends: Array<{ host: string; port: number }>;
   private readonly sockets = new Set<Socket>();
   private server: Server | undefined;
   private next = 0;
 
   constructor(backendUrls: string[]) {
-    this.backends = backendUrls.map((u) => {
-      const url = new URL(u);
-      return { host: url.hostname, port: Number(url.port) };
-    });
+    this.backends = backendUrls.map(backend);
+  }
+
+  /** Sends the slot's next connections to another backend (a process started in place of one that died). */
+  replace(index: number, backendUrl: string): void {
+    this.backends = this.backends.map((b, i) => (i === index ? backend(backendUrl) : b));
   }
 
   get url(): string {
@@ -50,4 +52,9 @@ export class RoundRobinProxy {
     for (const s of this.sockets) s.destroy();
     await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
   }
+}
+
+function backend(u: string): { host: string; port: number } {
+  const url = new URL(u);
+  return { host: url.hostname, port: Number(url.port) };
 }

@@ -179,7 +179,7 @@ export async function spawnServer(
   dataDir: string,
   extraArgs: string[] = [],
   env: NodeJS.ProcessEnv = {},
-  options: { database?: string } = {},
+  options: { database?: string; startTimeoutMs?: number } = {},
 ): Promise<ServerProcess> {
   const database = options.database ?? (await databaseFor(dataDir));
   const args = ['serve', '--port', '0', '--data', dataDir, ...(database ? ['--database', database] : []), ...extraArgs];
@@ -191,7 +191,7 @@ export async function spawnServer(
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), options.startTimeoutMs ?? 15_000);
     const onData = () => {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) {
