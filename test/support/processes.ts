@@ -29,9 +29,6 @@ export interface ServiceProcesses {
   close(): Promise<void>;
 }
 
-/** Thrown when this build's `serve` refuses PostgreSQL (features not yet on the storage seam). */
-export class ServeOnPostgresUnavailable extends Error {}
-
 const run = promisify(execFile);
 
 /** Three processes and their clients start together on a 2-core machine that may be busy. */
@@ -57,12 +54,7 @@ export async function startServiceProcesses(count: number, options: { args?: str
     const spawnOne = async () => {
       const data = tempDataDir('waymark-process-');
       dirs.push(data);
-      try {
-        return await spawnServer(data, options.args ?? [], { WAYMARK_NO_NFC: '1', ...options.env }, { database: database.url, startTimeoutMs: START_TIMEOUT_MS });
-      } catch (err) {
-        if (/cannot run on PostgreSQL yet/.test(String(err))) throw new ServeOnPostgresUnavailable('this build of `waymark serve` cannot run on PostgreSQL yet (features not yet on the storage seam)');
-        throw err;
-      }
+      return spawnServer(data, options.args ?? [], { WAYMARK_NO_NFC: '1', ...options.env }, { database: database.url, startTimeoutMs: START_TIMEOUT_MS });
     };
     // One after the other: the first applies the migrations, the others find them applied.
     for (let i = 0; i < count; i++) processes.push(await spawnOne());
