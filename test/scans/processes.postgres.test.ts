@@ -1,8 +1,8 @@
 /**
  * The scan path of a central instance: several real processes on one PostgreSQL database
  * (test/support/postgresScanProcess.ts: the scan handler on the PostgreSQL storage and the
- * background fold, as createApp wires them; `serve --database` does not start on PostgreSQL until
- * every feature is converted, issue 19).
+ * background fold, as createApp wires them, with a /change hook that answers once a change has
+ * committed). test/processes runs the kill under load on whole `serve --database` processes too.
  *
  * - A change committed and answered by one process is what the other serves, at the latest once
  *   the cache bound (SCAN_CACHE_STALE_MS, 1 s) has passed: every scan sent after that gets the new
