@@ -105,12 +105,15 @@ describe.skipIf(pgSkip !== null)(`three serve processes on one PostgreSQL databa
     await eventually(async () => (await deliveries()).every((d) => d.status === 'succeeded'), 'every delivery recorded');
     expect((await deliveries()).map((d) => d.attempt_count)).toEqual(Array(12).fill(1));
     await eventually(async () => (await claimsHeld(c.databaseUrl)) === 0, 'no sender claim held');
-    // … so the receiver's requests are all there is: each event once, in the order recorded.
+    // … so the receiver's requests are all there is: each event once, node events in the order
+    // recorded and test events in theirs. (A test event is queued with its event, a node event
+    // by the fan-out a moment later, so a test may go ahead of a node event recorded just before
+    // it: docs/webhooks.md, "Several processes".)
     const got = receiver.requests.map((r) => {
       const body = JSON.parse(r.body) as { type: string; data: { id: string } };
       return body.type === 'node.created' ? `node ${body.data.id}` : `test ${String(r.headers['webhook-id'])}`;
     });
-    expect(got).toEqual(expected);
+    for (const kind of ['node ', 'test ']) expect(got.filter((g) => g.startsWith(kind))).toEqual(expected.filter((e) => e.startsWith(kind)));
     expect(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size).toBe(12);
   });
 
@@ -275,7 +278,7 @@ describe.skipIf(pgSkip !== null)(`three serve processes on one PostgreSQL databa
     }
   });
 
-  it('two sites syncing through different processes converge', { timeout: 120_000 }, async () => {
+  it('two sites syncing through different processes converge', { timeout: 240_000 }, async () => {
     const c = cluster!;
     const remoteKey = await c.createKey('enterprise');
     // Site A talks to process 1, site B to process 2: each push and pull lands on a different process.
@@ -309,7 +312,7 @@ describe.skipIf(pgSkip !== null)(`three serve processes on one PostgreSQL databa
       await round(a);
       const [la, lb] = await Promise.all([listing(a), listing(b)]);
       return JSON.stringify(la) === JSON.stringify(lb) && la.some((n) => n.endsWith('renamed at B')) && la.length === 2 ? la : undefined;
-    }, 'the two sites to converge');
+    }, 'the two sites to converge', 90_000);
     expect(converged).toEqual([`${fromA.body.data.id} ${fromA.body.data.slug} renamed at B`, `${fromB.body.data.id} ${fromB.body.data.slug} made at B`].sort());
     // The remote (any process) holds the same.
     const remote = (await c.api('GET', '/nodes?limit=100', undefined, { key: remoteKey })).body.data as Array<{ id: string; slug: string; label: string }>;

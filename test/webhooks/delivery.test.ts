@@ -226,7 +226,9 @@ describe('webhook delivery (real receivers on loopback)', () => {
     }, 10_000, 'three refused attempts');
     const queue = (await api('GET', `/webhooks/${id}/deliveries?limit=100`)).body.data;
     const head = queue.at(-1);
-    expect(head).toMatchObject({ status: 'pending', attempt_count: 3, last_error: 'Connection refused', last_status_code: null });
+    // (a fourth attempt may already have been made on a busy machine)
+    expect(head).toMatchObject({ status: 'pending', last_error: 'Connection refused', last_status_code: null });
+    expect(head.attempt_count).toBeGreaterThanOrEqual(3);
     // Only the head is tried: the others wait behind it, untried.
     expect(queue.slice(0, -1).map((d: { attempt_count: number }) => d.attempt_count)).toEqual([0, 0, 0, 0]);
 
