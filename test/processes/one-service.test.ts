@@ -280,7 +280,8 @@ describe.skipIf(pgSkip !== null)(`three serve processes on one PostgreSQL databa
 
   it('two sites syncing through different processes converge', { timeout: 240_000 }, async () => {
     const c = cluster!;
-    const remoteKey = await c.createKey('enterprise');
+    // An organization of their own: the sites pull everything of their organization.
+    const remoteKey = await c.createKey('enterprise', await c.createOrg('Sites'));
     // Site A talks to process 1, site B to process 2: each push and pull lands on a different process.
     const [a, b] = await Promise.all([startSite(c.processes[1]!.url, remoteKey), startSite(c.processes[2]!.url, remoteKey)]);
     sites.push(a, b);

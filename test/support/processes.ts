@@ -21,7 +21,9 @@ export interface ServiceProcesses {
   /** A developer-plan key of the organization (made with `waymark org create`). */
   apiKey: string;
   /** A new key of the organization (`waymark keys create --database …`). */
-  createKey(plan: 'developer' | 'pro' | 'enterprise'): Promise<string>;
+  createKey(plan: 'developer' | 'pro' | 'enterprise', orgId?: string): Promise<string>;
+  /** Another organization (`waymark org create --database …`), for a test that needs one of its own. */
+  createOrg(name: string): Promise<string>;
   /** One request on a connection of its own, through the proxy (or to `base`). */
   api(method: string, path: string, body?: unknown, options?: { key?: string; base?: string }): Promise<ApiResponse>;
   /** Starts a new process in place of `processes[index]` (one a test killed): same database, same options, same slot behind the proxy. */
@@ -67,8 +69,12 @@ export async function startServiceProcesses(count: number, options: { args?: str
       databaseUrl: database.url,
       orgId: created.org.id,
       apiKey: created.api_key,
-      createKey: async (plan) => {
-        const { stdout: out } = await cli(['keys', 'create', '--org', created.org.id, '--name', `test ${plan}`, '--plan', plan]);
+      createOrg: async (name) => {
+        const { stdout: out } = await cli(['org', 'create', '--name', name]);
+        return (JSON.parse(out) as { org: { id: string } }).org.id;
+      },
+      createKey: async (plan, orgId = created.org.id) => {
+        const { stdout: out } = await cli(['keys', 'create', '--org', orgId, '--name', `test ${plan}`, '--plan', plan]);
         return (JSON.parse(out) as { api_key: string }).api_key;
       },
       api: (method, path, body, o = {}) => requestOnce(o.base ?? url, method, path, body, o.key ?? created.api_key),
