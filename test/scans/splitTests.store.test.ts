@@ -19,7 +19,7 @@ import { resolve } from '../../server/features/scans/resolver.ts';
 import { sqliteScanStorage } from '../../server/features/scans/sqliteStorage.ts';
 import { isPending, type ScanStorage } from '../../server/features/scans/storage.ts';
 import type { ScanRecord, WriteResult } from '../../server/features/scans/writer.ts';
-import { subscriptionCheck } from '../../server/features/webhooks/subscriptions.ts';
+import { subscriptionCheck } from '../../server/features/webhooks/index.ts';
 import { ManualClock } from '../../server/platform/clock.ts';
 import { ValidationError } from '../../server/platform/errors.ts';
 import { backends, insertOrg, nodeServices, openTestStore, type TestStore } from '../support/nodeStores.ts';
