@@ -5,6 +5,7 @@ import { keychainSecretStore } from '../../main/secrets.ts';
 import { apiRequest, startTestServer } from '../support/server.ts';
 import { freePort } from '../support/receiver.ts';
 import { dir, firstKey, readDb, type Site, spawn, startRemote, statusOf, stop, waitFor } from './support.ts';
+import { count } from '../support/rows.ts';
 
 /*
  * Runtime pairing (POST /v1/sync/pair) between real CLI processes on loopback: a remote and a
@@ -187,7 +188,7 @@ describe('runtime pairing', () => {
       expect((await apiRequest(remote.url, 'GET', `/nodes/${theirs}`, undefined, remote.apiKey)).status).toBe(404);
       const templates = (await apiRequest(remote.url, 'GET', '/templates', undefined, remote.apiKey)).body.data as Array<{ name: string }>;
       expect(templates.map((t) => t.name)).not.toContain('Theirs');
-      expect(remote.running.db.prepare('SELECT count(*) FROM scan_events').pluck().get()).toBe(0);
+      expect(await count(remote.running.store, 'SELECT count(*) FROM scan_events')).toBe(0);
     } finally {
       await site.close();
       await remote.close();
