@@ -27,14 +27,19 @@ export const testBackend: 'sqlite' | 'postgres' = process.env.WAYMARK_TEST_BACKE
  */
 const databases = new Map<string, Promise<{ url: string; drop(): Promise<void> }>>();
 
-export async function databaseFor(dataDir: string): Promise<string | undefined> {
-  if (testBackend !== 'postgres') return undefined;
+export async function databaseFor(dataDir: string, backend: 'sqlite' | 'postgres' = testBackend): Promise<string | undefined> {
+  if (backend !== 'postgres') return undefined;
   let db = databases.get(dataDir);
   if (!db) {
     db = freshPostgresDatabase();
     databases.set(dataDir, db);
   }
   return (await db).url;
+}
+
+/** The PostgreSQL database a data directory was given, if any (else it is a SQLite file). */
+export async function databaseOf(dataDir: string): Promise<string | undefined> {
+  return (await databases.get(dataDir))?.url;
 }
 
 /** Drops the PostgreSQL database of a data directory (no-op on SQLite). */
@@ -155,9 +160,17 @@ export interface ServerProcess {
   stop(): Promise<void>;
 }
 
-/** The real CLI in a child process (for crash tests: SIGKILL and restart on the same data). */
-export async function spawnServer(dataDir: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const database = await databaseFor(dataDir);
+/**
+ * The real CLI in a child process (for crash tests: SIGKILL and restart on the same data), on the
+ * suite's backend unless `backend` says otherwise (sync sites are SQLite whatever their remote).
+ */
+export async function spawnServer(
+  dataDir: string,
+  extraArgs: string[] = [],
+  env: NodeJS.ProcessEnv = {},
+  backend: 'sqlite' | 'postgres' = testBackend,
+): Promise<ServerProcess> {
+  const database = await databaseFor(dataDir, backend);
   const args = ['serve', '--port', '0', '--data', dataDir, ...(database ? ['--database', database] : []), ...extraArgs];
   const child = spawn(process.execPath, [join(repoRoot, 'server', 'cli.ts'), ...args], {
     env: { ...process.env, ...env },
@@ -167,7 +180,8 @@ export async function spawnServer(dataDir: string, extraArgs: string[] = [], env
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 15_000);
+    // A readiness wait, not a timing assertion: a loaded 2-core machine can take many seconds.
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), 60_000);
     const onData = () => {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) {

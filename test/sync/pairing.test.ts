@@ -105,7 +105,7 @@ describe('runtime pairing', () => {
     }
     // The organization that paired is the one bound to the remote's.
     const orgId = (await site.api('GET', '/instance')).body.data.organization.id as string;
-    expect(readDb(site.dataDir, (db) => db.prepare("SELECT value FROM settings WHERE key = 'sync.local_org'").pluck().get())).toBe(orgId);
+    expect(await readDb(site.dataDir, (db) => db.value("SELECT value FROM settings WHERE key = 'sync.local_org'"))).toBe(orgId);
     const sites = (await apiRequest(remote.url, 'GET', '/sync/sites', undefined, remote.key)).body.data as Array<{ site_id: string }>;
     expect(sites.map((s) => s.site_id)).toEqual([siteId]);
   });
