@@ -6,18 +6,25 @@
 import { useEffect, useRef } from 'react';
 import { z } from 'zod';
 import { create } from 'zustand';
-import { ReaderStatusSchema, RefusalSchema, SessionSchema, TagWrittenSchema, type NfcEventT } from '../../server/schemas/nfc.ts';
+import { ReaderStatusSchema, RefusalSchema, SessionSchema, TagReadingSchema, TagWrittenSchema, type NfcEventT } from '../../server/schemas/nfc.ts';
 import type { ApiError } from './api.ts';
 import { sharedEventStream } from './eventStream.ts';
 
 export type ReaderStatus = z.infer<typeof ReaderStatusSchema>;
 export type NfcSession = z.infer<typeof SessionSchema>;
+export type TagReading = z.infer<typeof TagReadingSchema>;
+
+/** States in which no tag can be written until someone fixes something (the reader says what). */
+export function readerUnusable(reader: ReaderStatus): boolean {
+  return reader.state === 'unavailable' || reader.state === 'no_daemon' || reader.state === 'no_reader';
+}
 
 const PARSERS = {
   reader: ReaderStatusSchema,
   session: SessionSchema.nullable(),
   'tag.written': TagWrittenSchema,
   'tag.refused': RefusalSchema,
+  'tag.read': TagReadingSchema,
   tag: z.object({ reader: z.string(), info: z.unknown() }),
   'tag.off': z.object({ reader: z.string(), uid: z.string().nullable() }),
 } as const;
@@ -41,12 +48,14 @@ export interface NfcLive {
   reader: ReaderStatus | null;
   /** This organization's writing session as last reported (undefined until the first event; null: none). */
   session: NfcSession | null | undefined;
+  /** What the tag on the reader holds (check mode); null when no tag is on it. */
+  tag: TagReading | null;
   /** The stream could not be opened (403 not local, 404 no NFC on this server, server down). */
   error: ApiError | null;
   connected: boolean;
 }
 
-const NOTHING_YET: NfcLive = { reader: null, session: undefined, error: null, connected: false };
+const NOTHING_YET: NfcLive = { reader: null, session: undefined, tag: null, error: null, connected: false };
 const useNfcLive = create<NfcLive>(() => NOTHING_YET);
 const listeners = new Set<(e: NfcEventT) => void>();
 
@@ -55,8 +64,10 @@ const subscribe = sharedEventStream(
   (type, raw) => {
     const e = parseNfcEvent(type, raw);
     if (!e) return;
-    if (e.type === 'reader') useNfcLive.setState({ reader: e.data });
+    if (e.type === 'reader') useNfcLive.setState((s) => ({ reader: e.data, tag: e.data.state === 'card_present' ? s.tag : null }));
     else if (e.type === 'session') useNfcLive.setState({ session: e.data });
+    else if (e.type === 'tag.read') useNfcLive.setState({ tag: e.data });
+    else if (e.type === 'tag.off') useNfcLive.setState((s) => (s.tag && (e.data.uid === null || s.tag.uid === e.data.uid) ? { tag: null } : {}));
     for (const listener of listeners) listener(e);
   },
   (s) => useNfcLive.setState(s),

@@ -8,7 +8,7 @@ import { oneOf } from './common.ts';
 export const READER_STATES = ['starting', 'unavailable', 'no_daemon', 'no_reader', 'ready', 'card_present'] as const;
 export const NFC_ERROR_CODES = [
   'unavailable', 'no_daemon', 'no_reader', 'no_tag', 'unsupported_card', 'not_formatted', 'too_small',
-  'read_only', 'tag_removed', 'verify_failed', 'lock_failed', 'uid_bound', 'busy', 'io_error',
+  'read_only', 'tag_removed', 'verify_failed', 'lock_failed', 'uid_bound', 'already_written', 'duplicate_url', 'busy', 'io_error',
 ] as const;
 
 const serial = z.string().min(1).max(100);
@@ -57,17 +57,27 @@ export const TagInfoSchema = z.object({
   type: z.string().optional(),
   dataAreaBytes: z.number().optional(),
   readOnly: z.boolean().optional(),
+  content: z
+    .discriminatedUnion('kind', [z.object({ kind: z.literal('blank') }), z.object({ kind: z.literal('uri'), url: z.string() }), z.object({ kind: z.literal('other') })])
+    .optional(),
 });
 
 export const ReaderStatusSchema = z
   .object({
     state: oneOf(READER_STATES),
+    /** The state in plain words (no module names or paths: those are in the server log). */
     message: z.string(),
+    /** What to do about it, in plain words; null when nothing needs doing. */
+    fix: z.string().nullable(),
     readers: z.array(z.string()),
     cards: z.array(z.object({ reader: z.string(), info: TagInfoSchema })),
     generation: z.number(),
   })
   .meta({ id: 'NfcReaderStatus' });
+
+const NodeBriefSchema = z
+  .object({ slug: z.string(), serial: z.string().nullable(), label: z.string(), status: z.string(), hardware_id: z.string().nullable() })
+  .meta({ id: 'NfcNodeBrief' });
 
 export const RefusalSchema = z
   .object({
@@ -77,8 +87,24 @@ export const RefusalSchema = z
     serial: z.string().nullable().optional(),
     slug: z.string().optional(),
     bound_to: z.object({ slug: z.string(), serial: z.string().nullable(), label: z.string() }).optional(),
+    holds: NodeBriefSchema.optional(),
   })
   .meta({ id: 'NfcRefusal' });
+
+export const TagReadingSchema = z
+  .object({
+    reader: z.string(),
+    uid: z.string(),
+    type: z.string().nullable(),
+    data_area_bytes: z.number().nullable(),
+    content: oneOf(['blank', 'node', 'other_url', 'other_data', 'unsupported'] as const),
+    url: z.string().nullable(),
+    node: NodeBriefSchema.nullable(),
+    bound_to: NodeBriefSchema.nullable(),
+    message: z.string(),
+    warning: z.string().nullable(),
+  })
+  .meta({ id: 'NfcTagReading' });
 
 export const SessionSchema = z
   .object({
@@ -111,6 +137,7 @@ export const TagWrittenSchema = z
     reassigned_from: z.string().nullable(),
     session_id: z.string().nullable(),
     apdus: z.number(),
+    recognised: z.boolean(),
     ms: z.number(),
     written_at: z.string(),
   })
@@ -124,6 +151,7 @@ export type ReaderStatusT = z.infer<typeof ReaderStatusSchema>;
 export type NfcSessionT = z.infer<typeof SessionSchema>;
 export type NfcRefusalT = z.infer<typeof RefusalSchema>;
 export type NfcTagWrittenT = z.infer<typeof TagWrittenSchema>;
+export type NfcTagReadingT = z.infer<typeof TagReadingSchema>;
 /** Server-sent events on /v1/nfc/events: `event: <type>` + `data: <json>`. */
 export type NfcEventT =
   | { type: 'reader'; data: ReaderStatusT }
@@ -131,4 +159,5 @@ export type NfcEventT =
   | { type: 'tag.off'; data: { reader: string; uid: string | null } }
   | { type: 'tag.written'; data: NfcTagWrittenT }
   | { type: 'tag.refused'; data: NfcRefusalT }
+  | { type: 'tag.read'; data: NfcTagReadingT }
   | { type: 'session'; data: NfcSessionT | null };

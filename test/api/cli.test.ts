@@ -4,6 +4,7 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { apiRequest, repoRoot, spawnServer, tempDataDir } from '../support/server.ts';
+import { eventually } from '../support/receiver.ts';
 
 const CLI = join(repoRoot, 'server', 'cli.ts');
 const KEY_RE = /wmk_[0-9A-Za-z]{32}/;
@@ -46,8 +47,7 @@ async function serveWithEnv(env: Record<string, string>) {
 
 /** The start-up banner ends with the console line; spawnServer resolves at the first line. */
 async function banner(proc: { output: () => string }): Promise<string> {
-  for (let i = 0; i < 500 && !/Console: \S+/.test(proc.output()); i++) await new Promise((r) => setTimeout(r, 10));
-  return proc.output();
+  return eventually(() => (/Console: \S+/.test(proc.output()) ? proc.output() : undefined), 60_000, `the console line in:\n${proc.output()}`, 10);
 }
 
 describe('CLI', async () => {
@@ -214,13 +214,11 @@ describe('CLI', async () => {
     const key = org.api_key as string;
     const manifestUrl = async (url: string) => {
       const b = await apiRequest(url, 'POST', '/batches', { label: 'b', prefix: 'TP', quantity: 1, function_type: 'redirect' }, key);
-      for (let i = 0; i < 500; i++) {
+      return eventually(async () => {
         const res = await fetch(`${url}/v1/batches/${b.body.data.id}`, { headers: { authorization: `Bearer ${key}`, 'x-forwarded-proto': 'https' } });
         const got = ((await res.json()) as { data: { status: string; manifest_url: string } }).data;
-        if (got.status === 'ready') return got.manifest_url;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      throw new Error('batch not ready');
+        return got.status === 'ready' ? got.manifest_url : undefined;
+      }, 60_000, 'the batch ready');
     };
     const off = await serveWithEnv({ WAYMARK_PORT: '0', WAYMARK_DATA: data, WAYMARK_TRUST_PROXY: 'false' });
     expect(await manifestUrl(off.url)).toMatch(/^http:\/\//);

@@ -5,6 +5,7 @@ import { rmSync } from 'node:fs';
 import { startServer, type RunningServer } from '../../server/serve.ts';
 import { tempDataDir } from '../support/server.ts';
 import { nfcSkipReason, startPcscSandbox, type PcscSandbox } from '../nfc/harness.ts';
+import { join } from 'node:path';
 import { expectedNdefUri } from '../nfc/support.ts';
 import { ATR_MIFARE_CLASSIC_1K, VirtualTag } from '../nfc/virtual-tag.ts';
 import { expect, requireChromium, screenshot, test } from './support.ts';
@@ -89,6 +90,12 @@ test('Program tags: a presented tag is written with a success banner; an unsuppo
   await expect(page.getByText(`${prefix}-002`, { exact: true })).toBeVisible();
   await screenshot(page, 'program-tags-written');
   await tag.remove();
+  // The finished tag placed again (as after a restart with it still on the reader): lift it, no Reassign offered.
+  await tag.insert(sandbox!.endpoint(0));
+  const again = page.locator('[data-outcome="failure"]');
+  await expect(again).toContainText(`Already written as ${prefix}-001 — lift it and place the tag for ${prefix}-002.`, { timeout: 30_000 });
+  await expect(page.getByRole('button', { name: 'Take this tag over' })).toHaveCount(0);
+  await tag.remove();
 
   const classic = new VirtualTag({ atr: ATR_MIFARE_CLASSIC_1K });
   await classic.insert(sandbox!.endpoint(0));
@@ -98,4 +105,77 @@ test('Program tags: a presented tag is written with a success banner; an unsuppo
   await screenshot(page, 'program-tags-refused');
   await classic.remove();
   await page.getByRole('button', { name: 'Stop' }).click();
+});
+
+test('Program tags, check mode: with no session a placed tag is read and shown (its node, blank, another URL)', async ({ page }) => {
+  const node = (await call('POST', '/nodes', { label: 'Boiler room', function_type: 'redirect', payload: { url: 'https://example.com/boiler' } })).body.data;
+  await page.goto(`${base}/console/program-tags#key=${key}`);
+  const check = page.locator('[data-tag-check]');
+  await expect(check).toContainText('Place a tag on the reader to see what it holds.');
+
+  const blank = new VirtualTag({ model: 'NTAG215' });
+  await blank.insert(sandbox!.endpoint(0));
+  await expect(check).toHaveAttribute('data-tag-check', 'blank');
+  await expect(check).toContainText('Blank — Blank NTAG215: nothing written on it yet.');
+  await blank.remove();
+  await expect(check).toHaveAttribute('data-tag-check', 'none');
+
+  const written = new VirtualTag();
+  written.holdNdef(expectedNdefUri(`${node.url}?nfc`)); // written for the node, never bound
+  await written.insert(sandbox!.endpoint(0));
+  await expect(check).toHaveAttribute('data-tag-check', 'node');
+  await expect(check).toContainText('Written — Boiler room (active).');
+  await expect(check).toContainText(`Not bound to Boiler room yet`);
+  await screenshot(page, 'program-tags-check');
+  await written.remove();
+
+  const other = new VirtualTag();
+  other.holdNdef(expectedNdefUri('https://elsewhere.example/menu'));
+  await other.insert(sandbox!.endpoint(0));
+  await expect(check).toHaveAttribute('data-tag-check', 'other_url');
+  await expect(check).toContainText('Another URL: https://elsewhere.example/menu');
+  await other.remove();
+  expect(blank.stats.writes + written.stats.writes + other.stats.writes).toBe(0);
+});
+
+test('NFC unavailable: Start writing and Write are disabled, with the reason and the fix in plain words (no module names)', async ({ page }) => {
+  const dir = tempDataDir('waymark-e2e-nfc-off-');
+  const log: string[] = [];
+  // nfc-pcsc whose native module does not load (see test/nfc/broken-nfc-pcsc.ts).
+  const off = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    dataDir: dir,
+    scanBase: 'https://wm.example', // a permanent scan base: only NFC stands in the way
+    logger: { info: (m) => log.push(m), error: (m) => log.push(m) },
+    nfc: { env: { ...process.env, WAYMARK_NFC_PCSC_MODULE: join(import.meta.dirname, '..', 'nfc', 'broken-nfc-pcsc.ts') } },
+  });
+  try {
+    const big = { standard_per_minute: 100_000, batch_per_minute: 1000, burst_per_second: 10_000 };
+    const offKey = (await off.app.services.keys.createKey(off.firstRun!.orgId, 'e2e nfc off', 'enterprise', big)).apiKey;
+    const offBase = `http://127.0.0.1:${new URL(off.url).port}`;
+    const h = { authorization: `Bearer ${offKey}`, 'content-type': 'application/json' };
+    const batch = (await (await fetch(`${offBase}/v1/batches`, { method: 'POST', headers: h, body: JSON.stringify({ label: 'Off tags', prefix: 'OFF', quantity: 1, function_type: 'redirect', base_payload: { url: 'https://example.com' } }) })).json()).data;
+    await expect.poll(async () => (await (await fetch(`${offBase}/v1/batches/${batch.id}`, { headers: h })).json()).data.status, { timeout: 20_000 }).toBe('ready');
+
+    await page.goto(`${offBase}/console/program-tags#key=${offKey}`);
+    const blocked = page.locator('[data-nfc-blocked]');
+    await expect(blocked).toContainText('NFC is installed on this computer but does not start.');
+    await expect(blocked).toContainText('Ask whoever installed Waymark on this computer to reinstall it with NFC support');
+    await expect(page.getByRole('button', { name: 'Start writing' })).toBeDisabled();
+    await expect(page.locator('main#main')).not.toContainText(/nfc-pcsc|node_modules|pcsclite|NODE_MODULE_VERSION/);
+    await screenshot(page, 'program-tags-unavailable');
+
+    const node = (await (await fetch(`${offBase}/v1/nodes`, { method: 'POST', headers: h, body: JSON.stringify({ label: 'Off node', function_type: 'redirect', payload: { url: 'https://example.com/o' } }) })).json()).data;
+    await page.goto(`${offBase}/console/nodes/${node.slug}#key=${offKey}`);
+    await page.getByRole('tab', { name: 'Write NFC tag' }).click();
+    await expect(page.locator('[data-nfc-blocked]')).toContainText('reinstall it with NFC support');
+    await expect(page.getByRole('button', { name: 'Write NFC tag' })).toBeDisabled();
+    await expect(page.locator('main#main')).not.toContainText(/nfc-pcsc|node_modules|pcsclite|NODE_MODULE_VERSION/);
+    // The raw error is in the server log.
+    expect(log.join('\n')).toMatch(/nfc-pcsc cannot load \(.*node_modules\/@pokusew\/pcsclite/);
+  } finally {
+    await off.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
 });

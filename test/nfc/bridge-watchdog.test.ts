@@ -30,16 +30,31 @@ describe('NFC bridge watchdog', () => {
     expect(bridge.status().generation).toBe(1);
   });
 
-  it('reports "NFC unavailable: nfc-pcsc not installed" and does not restart', async () => {
-    bridge = new NfcBridge({ env: { ...process.env, WAYMARK_NFC_PCSC_MODULE: 'nfc-pcsc-not-installed' }, restartDelayMs: 50 });
+  it('reports NFC not set up, in plain words with a fix (the module name only in the log), and does not restart', async () => {
+    const log: string[] = [];
+    bridge = new NfcBridge({ env: { ...process.env, WAYMARK_NFC_PCSC_MODULE: 'nfc-pcsc-not-installed' }, restartDelayMs: 50, log: (m) => log.push(m) });
     const exited = new Promise<{ restarting: boolean }>((resolve) => bridge!.once('child.exit', resolve));
     bridge.start();
     const s = await waitForStatus(bridge, (st) => st.state === 'unavailable');
-    expect(s.message).toMatch(/^NFC unavailable: nfc-pcsc not installed/);
+    expect(s.message).toBe('NFC is not set up on this computer: the part of Waymark that talks to card readers is missing.');
+    expect(s.fix).toMatch(/^Ask whoever installed Waymark/);
+    expect(`${s.message} ${s.fix}`).not.toMatch(/nfc-pcsc|node_modules|pcsclite/);
     expect(await errorCode(bridge.write({ url: 'https://x.example/v/A?nfc' }))).toBe('unavailable');
+    expect(log.join('\n')).toMatch(/nfc-pcsc is not installed \(.*nfc-pcsc-not-installed/);
     // The child's exit is where a restart would be scheduled: it says none was.
     expect(await exited).toMatchObject({ restarting: false });
     expect(bridge.status()).toMatchObject({ state: 'unavailable', generation: 1 });
+  });
+
+  it('a module that does not load: plain reason and fix on screen, the raw error (node_modules path) in the log', async () => {
+    const log: string[] = [];
+    bridge = new NfcBridge({ env: { ...process.env, WAYMARK_NFC_PCSC_MODULE: join(import.meta.dirname, 'broken-nfc-pcsc.ts') }, log: (m) => log.push(m) });
+    bridge.start();
+    const s = await waitForStatus(bridge, (st) => st.state === 'unavailable');
+    expect(s.message).toBe('NFC is installed on this computer but does not start.');
+    expect(s.fix).toMatch(/reinstall it with NFC support/);
+    expect(`${s.message} ${s.fix}`).not.toMatch(/nfc-pcsc|node_modules|pcsclite|NODE_MODULE_VERSION/);
+    await expect.poll(() => log.join('\n')).toMatch(/nfc-pcsc cannot load \(.*node_modules\/@pokusew\/pcsclite.*NODE_MODULE_VERSION 115/);
   });
 
   it('kills a child whose event loop is stuck and starts a new one; a write never hangs', async () => {

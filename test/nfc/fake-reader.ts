@@ -4,7 +4,7 @@
  */
 import { EventEmitter } from 'node:events';
 import type { BridgeStatus, NfcDevice, WriteRequest } from '../../server/features/nfc/bridge.ts';
-import { inspectTag, NfcError, writeUriToTag, type TagSnapshot, type Transmit, type WriteOutcome } from '../../server/features/nfc/program.ts';
+import { inspectTag, NfcError, verifyUriOnTag, writeUriToTag, type TagSnapshot, type Transmit, type WriteOutcome } from '../../server/features/nfc/program.ts';
 import type { VirtualTag } from './virtual-tag.ts';
 
 const READER = 'Fake reader';
@@ -29,6 +29,7 @@ export class FakeReader extends EventEmitter implements NfcDevice {
     return {
       state: this.tag ? 'card_present' : 'ready',
       message: this.tag ? 'Tag on the reader.' : 'Reader ready: place a tag.',
+      fix: null,
       readers: [READER],
       cards: this.tag && this.snapshot ? [{ reader: READER, info: this.snapshot.info }] : [],
       generation: 1,
@@ -54,6 +55,7 @@ export class FakeReader extends EventEmitter implements NfcDevice {
   async write(request: WriteRequest): Promise<WriteOutcome> {
     if (!this.tag || !this.snapshot) throw new NfcError('no_tag', 'No tag on the reader: place a tag.');
     if (request.expectUid && request.expectUid !== this.snapshot.info.uid) throw new NfcError('busy', 'A different tag is on the reader now.');
+    if (request.verifyOnly) return verifyUriOnTag(this.tx(this.tag), this.snapshot, request.url);
     return writeUriToTag(this.tx(this.tag), this.snapshot, request.url, { lock: request.lock === true });
   }
 

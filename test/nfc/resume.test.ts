@@ -1,8 +1,10 @@
 // Crashes in the middle of a batch writing session: the server process is SIGKILLed (1) with the
 // last written tag still on the reader: the restarted server resumes at the next serial and
-// refuses that tag (bound to the previous serial); (2) in the middle of a tag's write: the tag is
-// left with an empty NDEF message and is written for the same serial after the restart. No node
-// is written twice.
+// says that tag is already written as the previous serial (lift it; no Reassign); (2) in the
+// middle of a tag's write: the tag is left with an empty NDEF message and is written for the same
+// serial after the restart; (3) after the tag was lifted during the verify read: presented again
+// it is recognised and bound without a second write, and a second tag with the same URL is
+// refused with that said. No node is written twice.
 import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -15,6 +17,16 @@ import { expectedNdefUri, manifest, openEvents, readyBatch, until, type Api } fr
 import { VirtualTag } from './virtual-tag.ts';
 
 const skip = nfcSkipReason();
+
+function uidOf(tag: VirtualTag): string {
+  return [...tag.uid].map((b) => b.toString(16).toUpperCase().padStart(2, '0')).join(':');
+}
+
+/** A data directory with an organization and an enterprise key. */
+function freshOrg(dataDir: string): string {
+  const created = cli(dataDir, 'org', 'create', '--name', 'Crash test');
+  return cli(dataDir, 'keys', 'create', '--org', created.org.id, '--name', 'tests', '--plan', 'enterprise').api_key as string;
+}
 
 function cli(dataDir: string, ...args: string[]): { [k: string]: any } { // eslint-disable-line @typescript-eslint/no-explicit-any
   const r = spawnSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), ...args, '--data', dataDir, '--json'], { encoding: 'utf8' });
@@ -38,8 +50,7 @@ describe.skipIf(skip !== null)('NFC session after a crash', () => {
   });
 
   it('resumes at the right serial and writes no node twice', async () => {
-    const created = cli(dataDir, 'org', 'create', '--name', 'Crash test');
-    const key = cli(dataDir, 'keys', 'create', '--org', created.org.id, '--name', 'tests', '--plan', 'enterprise').api_key as string;
+    const key = freshOrg(dataDir);
     const env = { ...sandbox.env };
     server = await spawnServer(dataDir, ['--scan-base', 'https://wm.example'], env);
     let api: Api = (m, p, b) => apiRequest(server!.url, m, p, b, key);
@@ -72,10 +83,12 @@ describe.skipIf(skip !== null)('NFC session after a crash', () => {
     const s = await api('GET', '/nfc/session');
     expect(s.body.data.next.serial).toBe('CRASH-005');
     expect(s.body.data.counts).toMatchObject({ written: 4, pending: 6 });
-    // The restarted bridge sees tag 4 again: refused, it belongs to CRASH-004.
+    // The restarted bridge sees tag 4 again: a finished tag, to be lifted (not "bound to another node — Reassign?").
     const refused = await stream.next((ev) => ev.type === 'tag.refused' || ev.type === 'tag.written', 10_000);
     expect(refused.type).toBe('tag.refused');
-    expect(refused.data).toMatchObject({ code: 'uid_bound', serial: 'CRASH-005', bound_to: { serial: 'CRASH-004' } });
+    expect(refused.data).toMatchObject({ code: 'already_written', serial: 'CRASH-005', bound_to: { serial: 'CRASH-004' } });
+    expect(refused.data.message).toBe('Already written as CRASH-004 — lift it and place the tag for CRASH-005.');
+    expect((await api('GET', '/nfc/session')).body.data.last_refusal.code).toBe('already_written');
     const off = stream.next((ev) => ev.type === 'tag.off');
     await tags[3]!.remove();
     await off;
@@ -130,5 +143,87 @@ describe.skipIf(skip !== null)('NFC session after a crash', () => {
     // Tag 4 was written once, before the crash: as many page writes as any other tag (same URL length).
     expect(tags[3]!.stats.writes).toBe(tags[0]!.stats.writes);
     expect(tags[4]!.stats.presentations).toBe(1); // the same presentation, written after the restart
-  });
+  }, 120_000); // three server processes started on a shared, loaded machine
+
+  it('a tag lifted during the verify read before a crash is recognised and bound after a verify; a second tag with its URL is refused as such', async () => {
+    const dir = tempDataDir('waymark-nfc-lift-');
+    try {
+      const key = freshOrg(dir);
+      const env = { ...sandbox.env };
+      server = await spawnServer(dir, ['--scan-base', 'https://wm.example'], env);
+      let api: Api = (m, p, b) => apiRequest(server!.url, m, p, b, key);
+      await until('reader ready', async () => (await api('GET', '/nfc/status')).body.data.reader.state === 'ready');
+      const batch = await readyBatch(api, 'LIFT', 3);
+      const rows = (await manifest(api, batch.id)).nodes;
+      expect((await api('POST', '/nfc/session', { batch_id: batch.id })).status).toBe(201);
+      let stream = openEvents(server.url, key);
+      await stream.ready;
+
+      // LIFT-001's tag is lifted during the verify read: fully written, bound to nothing. Then a crash.
+      const a = new VirtualTag();
+      a.pullAtRead(1);
+      await a.insert(sandbox.endpoint(0));
+      const lifted = await stream.next((ev) => ev.type === 'tag.refused' || ev.type === 'tag.written');
+      expect(lifted.data).toMatchObject({ code: 'tag_removed', serial: 'LIFT-001' });
+      expect(a.ndefMessage()).toEqual(expectedNdefUri(`${rows[0]!.url}?nfc`));
+      const writesOfA = a.stats.writes;
+      stream.close();
+      await server.kill();
+
+      server = await spawnServer(dir, ['--scan-base', 'https://wm.example'], env);
+      api = (m, p, b) => apiRequest(server!.url, m, p, b, key);
+      await until('reader ready', async () => (await api('GET', '/nfc/status')).body.data.reader.state === 'ready');
+      stream = openEvents(server.url, key);
+      await stream.ready;
+      expect((await api('GET', '/nfc/session')).body.data.next.serial).toBe('LIFT-001');
+      await a.insert(sandbox.endpoint(0));
+      const recognised = await stream.next((ev) => ev.type === 'tag.refused' || ev.type === 'tag.written', 10_000);
+      expect(recognised.type, JSON.stringify(recognised.data)).toBe('tag.written');
+      expect(recognised.data).toMatchObject({ serial: 'LIFT-001', recognised: true, hardware_id: uidOf(a) });
+      expect(a.stats.writes).toBe(writesOfA); // verified, not written again
+      let off = stream.next((ev) => ev.type === 'tag.off');
+      await a.remove();
+      await off;
+
+      // LIFT-002: lifted during the verify read too, and the technician writes a new tag instead.
+      const b = new VirtualTag();
+      b.pullAtRead(1);
+      await b.insert(sandbox.endpoint(0));
+      expect((await stream.next((ev) => ev.type === 'tag.refused' || ev.type === 'tag.written')).data).toMatchObject({ code: 'tag_removed', serial: 'LIFT-002' });
+      await until('card gone', async () => (await api('GET', '/nfc/status')).body.data.reader.cards.length === 0);
+      const c = new VirtualTag();
+      await c.insert(sandbox.endpoint(0));
+      const second = await stream.next((ev) => ev.type === 'tag.refused' || ev.type === 'tag.written');
+      expect(second.data).toMatchObject({ serial: 'LIFT-002', recognised: false, hardware_id: uidOf(c) });
+      off = stream.next((ev) => ev.type === 'tag.off');
+      await c.remove();
+      await off;
+
+      // The first LIFT-002 tag comes back while LIFT-003 is asked for: two tags would open LIFT-002, and the screen says so.
+      await b.insert(sandbox.endpoint(0));
+      const duplicate = await stream.next((ev) => ev.type === 'tag.refused' || ev.type === 'tag.written');
+      expect(duplicate.type).toBe('tag.refused');
+      expect(duplicate.data).toMatchObject({ code: 'duplicate_url', serial: 'LIFT-003', holds: { serial: 'LIFT-002', hardware_id: uidOf(c) } });
+      expect(duplicate.data.message).toContain(`This tag holds the URL of LIFT-002, which is bound to another tag (UID ${uidOf(c)}): two tags would open LIFT-002.`);
+      const reading = (await api('GET', '/nfc/tag')).body.data;
+      expect(reading).toMatchObject({ content: 'node', node: { serial: 'LIFT-002' }, bound_to: null });
+      expect(reading.warning).toContain(`LIFT-002 is bound to another tag (UID ${uidOf(c)}): two tags open LIFT-002`);
+      expect(b.ndefMessage()).toEqual(expectedNdefUri(`${rows[1]!.url}?nfc`));
+      // Pressing "Write tag on reader" writes LIFT-003 over it: no second tag with LIFT-002's URL is left.
+      const over = await api('POST', '/nfc/session/retry', {});
+      expect(over.status, over.text).toBe(200);
+      expect(over.body.data).toMatchObject({ serial: 'LIFT-003', hardware_id: uidOf(b) });
+      expect(b.ndefMessage()).toEqual(expectedNdefUri(`${rows[2]!.url}?nfc`));
+      stream.close();
+
+      const m = await manifest(api, batch.id);
+      expect(m.batch.status).toBe('deployed');
+      expect(m.nodes.map((n) => n.hardware_id)).toEqual([uidOf(a), uidOf(c), uidOf(b)]);
+      await b.remove();
+      await server.stop();
+      server = undefined;
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 120_000);
 });

@@ -104,7 +104,7 @@ describe.skipIf(skip !== null)('NFC tag programming through the API (pcscd + vpc
     const cases: Array<[ConstructorParameters<typeof VirtualTag>[0], RegExp]> = [
       [{ atr: ATR_MIFARE_CLASSIC_1K }, /MIFARE Classic is not an NFC Forum Type 2 tag/],
       [{ atr: ATR_ISO_DEP }, /ISO-DEP .* or a phone/],
-      [{ ccSize: 2 }, /Tag too small: the URL needs \d+ bytes, this tag holds 16/],
+      [{ ccSize: 2 }, /Tag too small: the URL needs \d+ bytes, this tag holds 16\. Use a bigger tag: NTAG213 \(144 bytes\)/],
       [{ readOnly: true }, /read-only or locked/],
       [{ lockedPages: true }, /read-only or locked/],
     ];
@@ -123,7 +123,7 @@ describe.skipIf(skip !== null)('NFC tag programming through the API (pcscd + vpc
     expect(node.body.data.hardware_id).toBeNull();
   });
 
-  it('refuses a UID bound to another node unless reassigning', async () => {
+  it('refuses a tag written and bound for another node (lift it) unless reassigning', async () => {
     const batch = await readyBatch(api, 'UID', 2);
     const [a, b] = (await manifest(api, batch.id)).nodes;
     const tag = new VirtualTag();
@@ -133,7 +133,7 @@ describe.skipIf(skip !== null)('NFC tag programming through the API (pcscd + vpc
     expect(first.body.data.hardware_id).toBe(uidOf(tag));
     const refused = await api('POST', '/nfc/write', { slug: b!.slug });
     expect(refused.status).toBe(409);
-    expect(refused.body.error).toContain(`already bound to UID-001 (${a!.slug})`);
+    expect(refused.body.error).toBe('Already written as UID-001 — lift it.');
     expect(tag.ndefMessage()).toEqual(expectedNdefUri(`${a!.url}?nfc`));
     const moved = await api('POST', '/nfc/write', { slug: b!.slug, reassign: true });
     expect(moved.status).toBe(200);

@@ -81,6 +81,8 @@ export class VirtualTag {
   readonly memory: Buffer;
   /** Inject: drop off the reader instead of answering the write after this many more writes. */
   private pullAtWrite: number | null = null;
+  /** Inject: drop off the reader at the first read once this many writes were made (a verify read). */
+  private pullAtReadAfter: number | null = null;
   /** Counters since construction (for tests and the benchmark). */
   readonly stats = { apdus: 0, reads: 0, writes: 0, presentations: 0 };
   /** Every UPDATE BINARY page written, in order (all presentations). */
@@ -117,6 +119,17 @@ export class VirtualTag {
   /** Fault: let `writes` more page writes succeed, then leave the reader (socket closed, no reply). */
   pullAfter(writes: number): void {
     this.pullAtWrite = this.writesThisPresentation + writes;
+  }
+
+  /** Fault: let `writes` more page writes succeed, then leave the reader at the next read (the verify read). */
+  pullAtRead(writes: number): void {
+    this.pullAtReadAfter = this.writesThisPresentation + writes;
+  }
+
+  /** Put an NDEF message on the tag as another program would have (a TLV at page 4, then the terminator). */
+  holdNdef(message: Buffer): void {
+    const tlv = Buffer.concat([Buffer.from([0x03, message.length]), message, Buffer.from([0xfe])]);
+    tlv.copy(this.memory, 16);
   }
 
   /**
@@ -172,6 +185,7 @@ export class VirtualTag {
   insert(endpoint: CardEndpoint): Promise<void> {
     if (this.socket) throw new Error('tag already on a reader');
     if (this.pullAtWrite !== null) this.pullAtWrite -= this.writesThisPresentation;
+    if (this.pullAtReadAfter !== null) this.pullAtReadAfter -= this.writesThisPresentation;
     this.writesThisPresentation = 0;
     this.pending = Buffer.alloc(0);
     this.stats.presentations++;
@@ -256,6 +270,12 @@ export class VirtualTag {
     if (ins === 0xca && cmd[2] === 0x00) return Buffer.concat([this.uid, SW_OK]); // GET UID
     if (!this.isType2()) return SW_FAIL; // a Classic needs authentication; ISO-DEP has no pages
     if (ins === 0xb0) {
+      if (this.pullAtReadAfter !== null && this.writesThisPresentation > 0 && this.writesThisPresentation >= this.pullAtReadAfter) {
+        this.pullAtReadAfter = null;
+        this.socket?.destroy();
+        this.socket = null;
+        return null;
+      }
       this.stats.reads++;
       const page = cmd[3]!;
       const le = cmd.length > 4 ? cmd[4]! || 256 : 256;

@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../server/platform/clock.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 import { crop, decodeAll, missingTools, mmToPx, renderPdf } from './raster.ts';
+import { eventually } from '../support/receiver.ts';
 
 const skipRender = missingTools();
 const DPI = 200;
@@ -35,12 +36,7 @@ function sameContent(a: Buffer, b: Buffer): boolean {
 }
 
 async function waitReady(server: TestServer, id: string) {
-  for (let i = 0; i < 200; i++) {
-    const b = await tick(server).api('GET', `/batches/${id}`);
-    if (b.body.data.status === 'ready') return;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error('batch never became ready');
+  await eventually(async () => ((await tick(server).api('GET', `/batches/${id}`)).body.data.status === 'ready' ? true : undefined), 60_000, `batch ${id} ready`);
 }
 
 describe('printing over HTTP', () => {

@@ -7,6 +7,7 @@ import { ManualClock } from '../../server/platform/clock.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
 import { CHROMIUM, needs } from '../support/system.ts';
 import { type Gray, crop, decodeAll, missingTools, mmToPx, parsePng } from './raster.ts';
+import { eventually } from '../support/receiver.ts';
 
 const skipRender = needs.chromium() ?? missingTools();
 
@@ -51,12 +52,10 @@ describe('SVG previews for the console', () => {
     clock.advance(1000);
     const created = await server.api('POST', '/batches', { label: 'Preview', prefix: 'PV', quantity: 25, function_type: 'redirect' });
     batchId = created.body.data.id;
-    for (;;) {
+    await eventually(async () => {
       clock.advance(1000);
-      const b = await server.api('GET', `/batches/${batchId}`);
-      if (b.body.data.status === 'ready') break;
-      await new Promise((r) => setTimeout(r, 20));
-    }
+      return (await server.api('GET', `/batches/${batchId}`)).body.data.status === 'ready' ? true : undefined;
+    }, 60_000, 'the batch ready');
     clock.advance(1000);
     urls = (await server.api('GET', `/batches/${batchId}/manifest`)).body.data.nodes.map((n: { url: string }) => n.url.toUpperCase());
   });

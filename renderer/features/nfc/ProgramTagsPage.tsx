@@ -6,7 +6,7 @@ import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx'
 import { ApiError, api } from '../../lib/api.ts';
 import { formatDate } from '../../lib/format.ts';
 import { errorMessage, toast } from '../../lib/toast.ts';
-import { type NfcLive, useNfcEvents } from '../../lib/nfcEvents.ts';
+import { type NfcLive, readerUnusable, type TagReading, useNfcEvents } from '../../lib/nfcEvents.ts';
 import { useResource } from '../../lib/useResource.ts';
 
 type Status = Awaited<ReturnType<typeof api.nfc.status>>;
@@ -50,7 +50,14 @@ export function ProgramTagsPage() {
       ) : (
         <>
           <ReaderCard reader={live.reader} />
-          {session && session.status === 'active' ? <SessionCard session={session} onChange={onChange} /> : <StartSession last={session} onStarted={onChange} />}
+          {session && session.status === 'active' ? (
+            <SessionCard session={session} onChange={onChange} />
+          ) : (
+            <>
+              <TagCheck tag={live.tag} reader={live.reader} />
+              <StartSession last={session} reader={live.reader} onStarted={onChange} />
+            </>
+          )}
         </>
       )}
     </>
@@ -63,7 +70,8 @@ function ReaderCard({ reader }: { reader: Status['reader'] }) {
     <Card title="Reader">
       <Notice kind={t.tone}>
         <strong>{t.title}</strong>
-        {reader.message ? ` — ${reader.message}` : ''}
+        {reader.message && reader.message.replace(/\.$/, '').toLowerCase() !== t.title.toLowerCase() ? ` — ${reader.message}` : ''}
+        {reader.fix ? <span className="nfc-fix"> {reader.fix}</span> : null}
       </Notice>
       {reader.readers.length > 0 ? <p className="muted">Readers: {reader.readers.join(', ')}</p> : null}
       {reader.cards.map((c) => (
@@ -75,7 +83,60 @@ function ReaderCard({ reader }: { reader: Status['reader'] }) {
   );
 }
 
-function StartSession({ last, onStarted }: { last: Session | null; onStarted(session: Session): void }) {
+/**
+ * Check mode: with no session running, a tag placed on the reader is read and shown: the node
+ * whose URL it holds (label, serial, status), blank, or another URL; warnings such as two tags
+ * with one URL.
+ */
+function TagCheck({ tag, reader }: { tag: TagReading | null; reader: Status['reader'] }) {
+  if (readerUnusable(reader)) return null;
+  return (
+    <Card title="Check a tag">
+      <div aria-live="polite" data-tag-check={tag ? tag.content : 'none'}>
+        {!tag ? (
+          <p className="muted">Place a tag on the reader to see what it holds.</p>
+        ) : (
+          <>
+            <p>
+              <strong>{CHECK_TITLE[tag.content]}</strong> — {tag.message}
+            </p>
+            {tag.node ? (
+              <dl className="nfc-check">
+                <dt>Serial</dt>
+                <dd className="mono">{tag.node.serial ?? '—'}</dd>
+                <dt>Label</dt>
+                <dd>{tag.node.label}</dd>
+                <dt>Status</dt>
+                <dd>{tag.node.status}</dd>
+              </dl>
+            ) : null}
+            <p className="muted">
+              {tag.type ?? 'Tag'} <code>{tag.uid}</code>
+              {tag.url && tag.content !== 'other_url' ? (
+                <>
+                  {' '}
+                  · <span className="mono">{tag.url}</span>
+                </>
+              ) : null}
+            </p>
+            {tag.warning ? <Notice kind="warning">{tag.warning}</Notice> : null}
+          </>
+        )}
+      </div>
+    </Card>
+  );
+}
+
+const CHECK_TITLE: Record<TagReading['content'], string> = {
+  node: 'Written',
+  blank: 'Blank',
+  other_url: 'Another URL',
+  other_data: 'Not a URL',
+  unsupported: 'Cannot be used',
+};
+
+function StartSession({ last, reader, onStarted }: { last: Session | null; reader: Status['reader']; onStarted(session: Session): void }) {
+  const unusable = readerUnusable(reader);
   const batches = useResource(() => api.batches.list({ limit: 100 }), []);
   const writable = (batches.data?.data ?? []).filter((b) => b.status === 'ready' || b.status === 'writing');
   const [batchId, setBatchId] = useState('');
@@ -136,7 +197,15 @@ function StartSession({ last, onStarted }: { last: Session | null; onStarted(ses
             </Notice>
           ) : null}
           {error ? <Notice kind="error">{error}</Notice> : null}
-          <FormActions submitLabel="Start writing" busy={busy} disabled={lock && !confirmLock} />
+          {unusable ? (
+            <Notice kind="warning">
+              <span data-nfc-blocked="">
+                Tags cannot be written until this is fixed: {reader.message}
+                {reader.fix ? ` ${reader.fix}` : ''}
+              </span>
+            </Notice>
+          ) : null}
+          <FormActions submitLabel="Start writing" busy={busy} disabled={unusable || (lock && !confirmLock)} />
         </form>
       )}
     </Card>
@@ -185,13 +254,14 @@ function SessionCard({ session, onChange }: { session: Session; onChange(session
       {session.last_refusal ? (
         <Notice kind="error">
           {session.last_refusal.message}
-          {session.last_refusal.bound_to ? ` (bound to ${session.last_refusal.bound_to.serial ?? session.last_refusal.bound_to.slug} “${session.last_refusal.bound_to.label}”)` : ''}
+          {session.last_refusal.code === 'uid_bound' && session.last_refusal.bound_to ? ` (bound to ${session.last_refusal.bound_to.serial ?? session.last_refusal.bound_to.slug} “${session.last_refusal.bound_to.label}”)` : ''}
         </Notice>
       ) : null}
       <div className="button-row">
         <Button busy={busy === 'retry'} onClick={() => act('retry', () => api.nfc.retry(false))}>
           Write tag on reader
         </Button>
+        {/* Only a tag bound elsewhere may be taken over; a finished tag (already_written) is lifted, not reassigned. */}
         {session.last_refusal?.code === 'uid_bound' ? (
           <Button busy={busy === 'reassign'} onClick={() => act('reassign', () => api.nfc.retry(true))}>
             Take this tag over

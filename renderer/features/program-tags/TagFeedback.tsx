@@ -21,6 +21,7 @@ export function OutcomeBanner({ outcome }: { outcome: Outcome | null }) {
           <p className="tag-flash-title">Written {w.serial ?? w.slug}</p>
           <p className="tag-flash-text">
             {w.tag_type} <code>{w.hardware_id}</code>, verified{w.locked ? ' and locked' : ''}
+            {w.recognised ? ' (it already held this URL: bound without writing)' : ''}
             {w.reassigned_from ? ` (taken over from ${w.reassigned_from})` : ''}.
           </p>
         </div>
@@ -37,7 +38,7 @@ export function OutcomeBanner({ outcome }: { outcome: Outcome | null }) {
         <p className="tag-flash-title">Tag not written{r.serial ? ` (${r.serial})` : ''}</p>
         <p className="tag-flash-text">
           {r.message}
-          {r.bound_to ? ` Bound to ${r.bound_to.serial ?? r.bound_to.slug} “${r.bound_to.label}”.` : ''}
+          {r.code === 'uid_bound' && r.bound_to ? ` Bound to ${r.bound_to.serial ?? r.bound_to.slug} “${r.bound_to.label}”.` : ''}
         </p>
       </div>
     </div>

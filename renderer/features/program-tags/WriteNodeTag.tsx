@@ -7,7 +7,7 @@ import { ApiError, type NodeT } from '../../lib/api.ts';
 import { writeNodeTag, type ReaderStatus } from './client.ts';
 import { beep, unlockAudio } from './feedback.ts';
 import { OutcomeBanner, type Outcome } from './TagFeedback.tsx';
-import { useNfcEvents } from '../../lib/nfcEvents.ts';
+import { readerUnusable, useNfcEvents } from '../../lib/nfcEvents.ts';
 import './program-tags.css';
 import { errorMessage } from '../../lib/toast.ts';
 
@@ -20,10 +20,6 @@ const READER: Record<ReaderStatus['state'], { tone: Tone; title: string }> = {
   no_daemon: { tone: 'bad', title: 'The PC/SC service (pcscd) is not running' },
   unavailable: { tone: 'bad', title: 'NFC is not available on this machine' },
 };
-
-function unusableState(r: ReaderStatus): boolean {
-  return r.state === 'unavailable' || r.state === 'no_daemon' || r.state === 'no_reader';
-}
 
 /** The reader's state in one line, with the bridge's own explanation. */
 export function ReaderLine({ reader }: { reader: ReaderStatus }) {
@@ -72,7 +68,7 @@ export function WriteNodeTag({ node }: { node: NodeT }) {
     }
   };
 
-  const unusable = live.reader !== null && unusableState(live.reader);
+  const unusable = live.reader !== null && readerUnusable(live.reader);
   return (
     <Card title="Write NFC tag">
       {live.error ? (
@@ -85,10 +81,10 @@ export function WriteNodeTag({ node }: { node: NodeT }) {
         </Notice>
       ) : !live.reader ? (
         <Loading label="Looking for the reader…" />
-      ) : unusableState(live.reader) ? (
+      ) : readerUnusable(live.reader) ? (
         <Notice kind={live.reader.state === 'no_reader' ? 'warning' : 'error'}>
           <ReaderLine reader={live.reader} />
-          {live.reader.state === 'no_reader' ? 'Plug in a PC/SC reader (e.g. ACS ACR122U); this page notices it by itself.' : 'Tags cannot be written on this machine until this is fixed.'}
+          <span data-nfc-blocked="">Tags cannot be written until this is fixed{live.reader.fix ? `: ${live.reader.fix}` : '.'}</span>
         </Notice>
       ) : (
         <ReaderLine reader={live.reader} />

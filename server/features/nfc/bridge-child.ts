@@ -10,7 +10,8 @@
 import { statSync } from 'node:fs';
 import net from 'node:net';
 import type { NFC as NFCType, Reader } from 'nfc-pcsc';
-import { inspectTag, NfcError, writeUriToTag, type TagSnapshot, type Transmit } from './program.ts';
+import { advice, type ReaderAdvice } from './advice.ts';
+import { inspectTag, NfcError, verifyUriOnTag, writeUriToTag, type TagSnapshot, type Transmit } from './program.ts';
 import { EXIT_UNAVAILABLE, type FromChild, type ReaderState, type ToChild } from './protocol.ts';
 
 function post(msg: FromChild): void {
@@ -44,16 +45,16 @@ const readers = new Map<string, ReaderEntry>();
 let state: ReaderState = 'starting';
 let stateMessage = '';
 
-function setState(next: ReaderState, message: string): void {
+function setState(next: ReaderState, said: ReaderAdvice): void {
   state = next;
-  stateMessage = message;
-  post({ type: 'state', state, message, readers: [...readers.keys()] });
+  stateMessage = said.message;
+  post({ type: 'state', state, message: said.message, fix: said.fix, readers: [...readers.keys()] });
 }
 
 function refreshState(): void {
-  if (readers.size === 0) setState('no_reader', 'No NFC reader connected: plug in a PC/SC reader (e.g. ACS ACR122U).');
-  else if ([...readers.values()].some((r) => r.atr)) setState('card_present', 'Tag on the reader.');
-  else setState('ready', 'Reader ready: place a tag.');
+  if (readers.size === 0) setState('no_reader', advice.noReader);
+  else if ([...readers.values()].some((r) => r.atr)) setState('card_present', advice.cardPresent);
+  else setState('ready', advice.ready);
 }
 
 function enqueue<T>(entry: ReaderEntry, job: () => Promise<T>): Promise<T> {
@@ -124,8 +125,8 @@ function attachReader(reader: Reader): void {
 
 async function handleWrite(msg: Extract<ToChild, { type: 'write' }>): Promise<void> {
   const fail = (code: NfcError['code'], message: string) => post({ type: 'result', id: msg.id, ok: false, error: { code, message } });
-  if (state === 'no_daemon' || state === 'starting') return fail('no_daemon', stateMessage || 'PC/SC daemon (pcscd) not running.');
-  if (readers.size === 0) return fail('no_reader', 'No NFC reader connected.');
+  if (state === 'no_daemon' || state === 'starting') return fail('no_daemon', stateMessage || advice.noDaemon.message);
+  if (readers.size === 0) return fail('no_reader', advice.noReader.message);
   const entry = msg.reader ? readers.get(msg.reader) : [...readers.values()].find((r) => r.atr);
   if (!entry || !entry.atr) return fail('no_tag', 'No tag on the reader: place a tag.');
   try {
@@ -135,7 +136,8 @@ async function handleWrite(msg: Extract<ToChild, { type: 'write' }>): Promise<vo
         throw new NfcError('busy', 'A different tag is on the reader now: present the tag again.');
       }
       try {
-        return await writeUriToTag(transmitFor(entry.reader), entry.snapshot, msg.url, { lock: msg.lock });
+        const tx = transmitFor(entry.reader);
+        return msg.verifyOnly ? await verifyUriOnTag(tx, entry.snapshot, msg.url) : await writeUriToTag(tx, entry.snapshot, msg.url, { lock: msg.lock });
       } catch (err) {
         // After a failed write what we know of the tag is stale: inspect again on the next presentation.
         if (err instanceof NfcError && err.code === 'tag_removed') entry.snapshot = null;
@@ -171,18 +173,20 @@ try {
 } catch (err) {
   const e = err as Error & { code?: string };
   const missing = e.code === 'ERR_MODULE_NOT_FOUND' || e.code === 'MODULE_NOT_FOUND';
-  setState(
-    'unavailable',
-    missing
-      ? 'NFC unavailable: nfc-pcsc not installed'
-      : `NFC unavailable: nfc-pcsc cannot load (${e.message.split('\n')[0]}); rebuild it for this Node (npm rebuild @pokusew/pcsclite)`,
-  );
+  // The raw error (module names, node_modules paths) is for the server log; screens get advice.
+  post({
+    type: 'log',
+    message: missing
+      ? `nfc-pcsc is not installed (${e.message.split('\n')[0]}): NFC unavailable`
+      : `nfc-pcsc cannot load (${e.message.split('\n')[0]}): NFC unavailable; rebuild it for this Node (npm rebuild @pokusew/pcsclite)`,
+  });
+  setState('unavailable', missing ? advice.notInstalled : advice.cannotLoad);
   setTimeout(() => process.exit(EXIT_UNAVAILABLE), 50);
   await new Promise(() => {});
 }
 
 while (!(await probeDaemon())) {
-  if ((state as ReaderState) !== 'no_daemon') setState('no_daemon', 'PC/SC daemon (pcscd) not running: start pcscd (apt-get install pcscd).');
+  if ((state as ReaderState) !== 'no_daemon') setState('no_daemon', advice.noDaemon);
   await new Promise((r) => setTimeout(r, 1000));
 }
 
@@ -209,11 +213,11 @@ refreshState();
 setInterval(() => {
   void probeDaemon().then((up) => {
     if (!up) {
-      setState('no_daemon', 'PC/SC daemon (pcscd) stopped: waiting for it to come back.');
+      setState('no_daemon', advice.daemonStopped);
       setTimeout(() => process.exit(4), 20);
     } else if (socketInode() !== daemonSocket) {
       post({ type: 'log', message: 'PC/SC daemon restarted: reconnecting.' });
-      setState('starting', 'PC/SC daemon restarted: reconnecting to it.');
+      setState('starting', advice.daemonRestarted);
       setTimeout(() => process.exit(4), 20);
     }
   });

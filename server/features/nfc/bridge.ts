@@ -7,12 +7,16 @@
 import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
+import { advice, type ReaderAdvice } from './advice.ts';
 import { NfcError, type WriteOutcome } from './program.ts';
 import { EXIT_UNAVAILABLE, type CardOnReader, type FromChild, type ReaderState, type ToChild } from './protocol.ts';
 
 export interface BridgeStatus {
   state: ReaderState;
+  /** Plain words for the field screens (no module names or paths: those go to the log). */
   message: string;
+  /** What to do about it; null when nothing needs doing. */
+  fix: string | null;
   readers: string[];
   cards: CardOnReader[];
   /** Children started so far (1 + restarts). */
@@ -22,6 +26,8 @@ export interface BridgeStatus {
 export interface WriteRequest {
   url: string;
   lock?: boolean;
+  /** Only read the tag back and compare with `url` (it already holds it): nothing is written. */
+  verifyOnly?: boolean;
   reader?: string;
   /** Only write if the tag on the reader still has this UID (the one checked before writing). */
   expectUid?: string;
@@ -70,7 +76,7 @@ interface Pending {
 export class NfcBridge extends EventEmitter implements NfcDevice {
   private readonly options: Required<Omit<NfcBridgeOptions, 'env' | 'log' | 'execPath'>> & Pick<NfcBridgeOptions, 'env' | 'log' | 'execPath'>;
   private child: ChildProcess | null = null;
-  private current: BridgeStatus = { state: 'starting', message: 'NFC bridge starting.', readers: [], cards: [], generation: 0 };
+  private current: BridgeStatus = { state: 'starting', ...advice.starting, readers: [], cards: [], generation: 0 };
   private lastSeen = 0;
   private watchdog: NodeJS.Timeout | null = null;
   private restartTimer: NodeJS.Timeout | null = null;
@@ -135,7 +141,15 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
         this.restart('write timed out');
       }, this.options.writeTimeoutMs);
       this.pending.set(id, { resolve, reject, timer });
-      this.send({ type: 'write', id, url: request.url, lock: request.lock === true, reader: request.reader, expectUid: request.expectUid });
+      this.send({
+        type: 'write',
+        id,
+        url: request.url,
+        lock: request.lock === true,
+        verifyOnly: request.verifyOnly === true,
+        reader: request.reader,
+        expectUid: request.expectUid,
+      });
     });
   }
 
@@ -184,7 +198,7 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
       this.failPending(new NfcError('tag_removed', 'The NFC reader connection was reset during the write: present the tag again.'));
       if (this.stopped) return;
       if (code === EXIT_UNAVAILABLE) {
-        if (this.current.state !== 'unavailable') this.setStatus('unavailable', 'NFC unavailable: nfc-pcsc not installed', []);
+        if (this.current.state !== 'unavailable') this.setStatus('unavailable', advice.notInstalled, []);
         this.emit('child.exit', { code, restarting: false });
         return;
       }
@@ -192,7 +206,7 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
       if (this.current.cards.length > 0) {
         for (const card of this.current.cards) this.emit('card.off', { reader: card.reader, uid: card.info.uid });
       }
-      const keep = this.current.state === 'no_daemon' ? this.current.message : 'NFC bridge restarting.';
+      const keep: ReaderAdvice = this.current.state === 'no_daemon' ? { message: this.current.message, fix: this.current.fix } : advice.restarting;
       this.setStatus(this.current.state === 'no_daemon' ? 'no_daemon' : 'starting', keep, []);
       this.restartTimer = setTimeout(() => this.spawnChild(), this.options.restartDelayMs);
       this.restartTimer.unref();
@@ -208,9 +222,9 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
     }
   }
 
-  private setStatus(state: ReaderState, message: string, readers: string[]): void {
+  private setStatus(state: ReaderState, said: ReaderAdvice, readers: string[]): void {
     if (state !== 'card_present') this.current.cards = [];
-    this.current = { ...this.current, state, message, readers };
+    this.current = { ...this.current, state, message: said.message, fix: said.fix, readers };
     this.emit('status', this.status());
   }
 
@@ -222,7 +236,7 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
       case 'state': {
         const changed =
           msg.state !== this.current.state || msg.message !== this.current.message || msg.readers.join('\n') !== this.current.readers.join('\n');
-        if (changed) this.setStatus(msg.state, msg.message, msg.readers);
+        if (changed) this.setStatus(msg.state, { message: msg.message, fix: msg.fix ?? null }, msg.readers);
         return;
       }
       case 'card':

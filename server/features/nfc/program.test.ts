@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { ATR_ISO_DEP, ATR_MIFARE_CLASSIC_1K, VirtualTag } from '../../../test/nfc/virtual-tag.ts';
 import { decodeUriMessage, encodeUriMessage } from './ndef.ts';
-import { inspectTag, NfcError, writeUriToTag, type Transmit } from './program.ts';
+import { inspectTag, messages, NfcError, verifyUriOnTag, writeUriToTag, type Transmit } from './program.ts';
 
 /** The virtual tag answered in-process (no PC/SC): for the pure logic. */
 function direct(tag: VirtualTag): Transmit {
@@ -39,6 +39,34 @@ describe('programming a Type 2 tag', () => {
       expect(out.apdus).toBe(pages + Math.ceil(pages / 4));
     });
   }
+
+  it('reads what a tag holds at inspection: blank (no extra APDU), a URI, other data', async () => {
+    const blank = new VirtualTag();
+    const snap = await inspectTag(direct(blank), blank.atr);
+    expect(snap.info.content).toEqual({ kind: 'blank' });
+    expect(blank.stats.apdus).toBe(2);
+    const written = new VirtualTag({ model: 'NTAG216' });
+    written.holdNdef(encodeUriMessage(URL));
+    const read = await inspectTag(direct(written), written.atr);
+    expect(read.info.content).toEqual({ kind: 'uri', url: URL });
+    const inspected = read.inspectApdus;
+    expect(inspected).toBe(written.stats.apdus);
+    const verified = await verifyUriOnTag(direct(written), read, URL);
+    // The presentation's detection is reported with the first write or verify on it, once.
+    expect(verified).toMatchObject({ pagesWritten: 0, inspectApdus: inspected, apdus: 3 });
+    expect(read.inspectApdus).toBe(0);
+    expect(written.stats.writes).toBe(0);
+    expect(await codeOf(verifyUriOnTag(direct(written), read, 'https://wm.example/v/OTHER123?nfc'))).toBe('verify_failed');
+    const other = new VirtualTag();
+    other.holdNdef(Buffer.from([0xd1, 0x01, 0x02, 0x54, 0x02, 0x65])); // a Text record
+    expect((await inspectTag(direct(other), other.atr)).info.content).toEqual({ kind: 'other' });
+  });
+
+  it('"too small" suggests the NTAGs bigger than the one presented that hold the URL', () => {
+    expect(messages.tooSmall(160, 144, 'NTAG213')).toBe('Tag too small: the URL needs 160 bytes, this NTAG213 holds 144. Use a bigger tag: NTAG215 (496 bytes) or NTAG216 (872 bytes).');
+    expect(messages.tooSmall(600, 496, 'NTAG215')).toBe('Tag too small: the URL needs 600 bytes, this NTAG215 holds 496. Use a bigger tag: NTAG216 (872 bytes).');
+    expect(messages.tooSmall(900, 872, 'NTAG216')).toMatch(/No NTAG holds it: use a shorter scan base\.$/);
+  });
 
   it('rewrites a used tag safely and the result reads back', async () => {
     const tag = new VirtualTag();

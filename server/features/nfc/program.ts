@@ -3,7 +3,7 @@
  * FF D6, as PC/SC part 3 defines for contactless storage cards). No PC/SC library here: the
  * bridge child passes nfc-pcsc's transmit, tests can pass a fake.
  */
-import { encodeUriMessage } from './ndef.ts';
+import { decodeUriMessage, encodeUriMessage } from './ndef.ts';
 import {
   bytesNeeded,
   classifyAtr,
@@ -13,6 +13,7 @@ import {
   parseCapabilityContainer,
   planWrite,
   staticLocked,
+  tagsThatFit,
   verifyReads,
   type CapabilityContainer,
 } from './type2.ts';
@@ -32,6 +33,8 @@ export const NFC_ERROR_CODES = [
   'verify_failed',
   'lock_failed',
   'uid_bound',
+  'already_written', // the tag is bound to another node and holds its URL: a finished tag
+  'duplicate_url', // the tag holds the URL of a node bound to another tag
   'busy',
   'io_error',
 ] as const;
@@ -50,8 +53,12 @@ export const messages = {
   tagRemoved: 'Tag removed during the write: present it to the reader again to retry.',
   readOnly: 'This tag is read-only or locked and cannot be written. Use a new tag.',
   notFormatted: 'This tag has no NDEF capability container (not NFC Forum formatted). Use an NDEF-formatted Type 2 tag.',
-  tooSmall: (need: number, have: number) =>
-    `Tag too small: the URL needs ${need} bytes, this tag holds ${have}. Use an NTAG213/215/216 or a shorter scan base.`,
+  tooSmall: (need: number, have: number, type: string) => {
+    const bigger = tagsThatFit(Math.max(need, have + 1));
+    const use = bigger.length > 0 ? `Use a bigger tag: ${bigger.map((t) => `${t.type} (${t.bytes} bytes)`).join(' or ')}.` : 'No NTAG holds it: use a shorter scan base.';
+    const presented = type.startsWith('Type 2 tag') ? 'tag' : type;
+    return `Tag too small: the URL needs ${need} bytes, this ${presented} holds ${have}. ${use}`;
+  },
   verifyFailed: 'Read-back did not match what was written. Present the tag again to retry, or use another tag.',
   lockFailed:
     'The tag did not take the lock: its lock bytes read back unset. The URL is written and verified but the tag is still writable. Present it again to retry, or use another tag.',
@@ -71,7 +78,12 @@ export interface TagInfo {
   type?: string;
   dataAreaBytes?: number;
   readOnly?: boolean;
+  /** What the tag holds, read at inspection (formatted tags only). */
+  content?: TagContent;
 }
+
+/** A tag's NDEF content: nothing (blank), a URI record, or something else. */
+export type TagContent = { kind: 'blank' } | { kind: 'uri'; url: string } | { kind: 'other' };
 
 /** What the tag's first pages looked like at inspection; reused by the write to save an APDU. */
 export interface TagSnapshot {
@@ -81,6 +93,8 @@ export interface TagSnapshot {
   lock1: number;
   /** Page 4 as last known (before our writes). */
   firstDataPage?: Buffer;
+  /** APDUs the inspection cost, counted once in the first write on this presentation. */
+  inspectApdus?: number;
 }
 
 export interface ApduCounter {
@@ -143,7 +157,51 @@ export async function inspectTag(tx: Transmit, atr: Buffer, counter: ApduCounter
   info.readOnly = cc.writeAccess !== 0 || staticLocked(lock0, lock1, 15);
   if (info.readOnly) info.refusal = { code: 'read_only', message: messages.readOnly };
   else info.supported = true;
-  return { info, cc, lock0, lock1, firstDataPage: Buffer.from(head.subarray(8, 12)) };
+  try {
+    info.content = await readContent(tx, head.subarray(8, 16), cc.dataAreaBytes, counter);
+  } catch (err) {
+    if (err instanceof NfcError && err.code === 'tag_removed') throw err;
+    info.content = { kind: 'other' }; // unreadable content does not stop a write
+  }
+  return { info, cc, lock0, lock1, firstDataPage: Buffer.from(head.subarray(8, 12)), inspectApdus: counter.apdus };
+}
+
+/**
+ * The NDEF message the tag holds, from the data area's first 8 bytes (already read) and as many
+ * further 16-byte reads as its TLV needs: none for a blank or factory-empty tag.
+ */
+async function readContent(tx: Transmit, first8: Buffer, dataAreaBytes: number, counter: ApduCounter): Promise<TagContent> {
+  let data = Buffer.from(first8);
+  const ensure = async (bytes: number) => {
+    while (data.length < Math.min(bytes, dataAreaBytes)) {
+      data = Buffer.concat([data, await readPages(tx, FIRST_DATA_PAGE + data.length / 4, counter)]);
+    }
+    return data.length >= bytes;
+  };
+  let at = 0;
+  while (at < dataAreaBytes) {
+    if (!(await ensure(at + 4))) return { kind: 'other' };
+    const t = data[at]!;
+    if (t === 0x00) {
+      at++;
+      continue;
+    }
+    if (t === 0xfe) return { kind: 'blank' };
+    let len = data[at + 1]!;
+    let head = 2;
+    if (len === 0xff) {
+      len = data.readUInt16BE(at + 2);
+      head = 4;
+    }
+    if (t === 0x03) {
+      if (len === 0) return { kind: 'blank' };
+      if (!(await ensure(at + head + len))) return { kind: 'other' };
+      const url = decodeUriMessage(data.subarray(at + head, at + head + len));
+      return url === null ? { kind: 'other' } : { kind: 'uri', url };
+    }
+    at += head + len; // lock / memory control TLVs
+  }
+  return { kind: 'blank' };
 }
 
 export interface WriteOutcome {
@@ -152,6 +210,8 @@ export interface WriteOutcome {
   url: string;
   /** APDUs sent for the write, verification and lock (not the inspection). */
   apdus: number;
+  /** APDUs of the presentation's inspection not yet reported by an earlier write (else 0). */
+  inspectApdus: number;
   pagesWritten: number;
   locked: boolean;
 }
@@ -171,21 +231,14 @@ export async function writeUriToTag(
   if (!cc) throw new NfcError('not_formatted', messages.notFormatted);
   const message = encodeUriMessage(url);
   const need = bytesNeeded(message);
-  if (need > cc.dataAreaBytes) throw new NfcError('too_small', messages.tooSmall(need, cc.dataAreaBytes));
+  if (need > cc.dataAreaBytes) throw new NfcError('too_small', messages.tooSmall(need, cc.dataAreaBytes, cc.type));
   const tlv = ndefTlv(message, cc.dataAreaBytes);
   const plan = planWrite(tlv, snapshot.firstDataPage);
   const counter: ApduCounter = { apdus: 0 };
   for (const w of plan) await writePage(tx, w.page, w.data, counter);
   snapshot.firstDataPage = Buffer.from(tlv.subarray(0, 4));
-
-  const padded = Buffer.alloc(Math.ceil(tlv.length / 4) * 4);
-  tlv.copy(padded);
-  for (const page of verifyReads(padded.length)) {
-    const got = await readPages(tx, page, counter);
-    const offset = (page - FIRST_DATA_PAGE) * 4;
-    const want = padded.subarray(offset, offset + 16);
-    if (!got.subarray(0, want.length).equals(want)) throw new NfcError('verify_failed', messages.verifyFailed);
-  }
+  await verifyTlv(tx, tlv, counter);
+  info.content = { kind: 'uri', url };
 
   if (options.lock) {
     // Dynamic lock bytes first, then the CC (read-only access), then the static lock bytes,
@@ -206,7 +259,46 @@ export async function writeUriToTag(
     type: info.type ?? 'Type 2 tag',
     url,
     apdus: counter.apdus,
+    inspectApdus: takeInspectApdus(snapshot),
     pagesWritten: plan.length,
     locked: options.lock === true,
+  };
+}
+
+/** Reads the TLV's pages back (one 16-byte read per 4 pages) and compares. */
+async function verifyTlv(tx: Transmit, tlv: Buffer, counter: ApduCounter): Promise<void> {
+  const padded = Buffer.alloc(Math.ceil(tlv.length / 4) * 4);
+  tlv.copy(padded);
+  for (const page of verifyReads(padded.length)) {
+    const got = await readPages(tx, page, counter);
+    const offset = (page - FIRST_DATA_PAGE) * 4;
+    const want = padded.subarray(offset, offset + 16);
+    if (!got.subarray(0, want.length).equals(want)) throw new NfcError('verify_failed', messages.verifyFailed);
+  }
+}
+
+function takeInspectApdus(snapshot: TagSnapshot): number {
+  const n = snapshot.inspectApdus ?? 0;
+  snapshot.inspectApdus = 0;
+  return n;
+}
+
+/**
+ * For a tag that already holds `url` (written before a crash, or lifted during the verify read):
+ * reads it back and compares, exactly as a write's verification does, and writes nothing.
+ */
+export async function verifyUriOnTag(tx: Transmit, snapshot: TagSnapshot, url: string): Promise<WriteOutcome> {
+  const { info, cc } = snapshot;
+  if (!cc) throw new NfcError('not_formatted', messages.notFormatted);
+  const counter: ApduCounter = { apdus: 0 };
+  await verifyTlv(tx, ndefTlv(encodeUriMessage(url), cc.dataAreaBytes), counter);
+  return {
+    uid: info.uid,
+    type: info.type ?? 'Type 2 tag',
+    url,
+    apdus: counter.apdus,
+    inspectApdus: takeInspectApdus(snapshot),
+    pagesWritten: 0,
+    locked: false,
   };
 }

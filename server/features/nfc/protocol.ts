@@ -15,13 +15,13 @@ export interface CardOnReader {
 }
 
 export type ToChild =
-  | { type: 'write'; id: number; url: string; lock: boolean; reader?: string | undefined; expectUid?: string | undefined }
+  | { type: 'write'; id: number; url: string; lock: boolean; verifyOnly?: boolean | undefined; reader?: string | undefined; expectUid?: string | undefined }
   | { type: 'feedback'; reader: string; ok: boolean }
   | { type: 'shutdown' };
 
 export type FromChild =
   | { type: 'heartbeat' }
-  | { type: 'state'; state: ReaderState; message: string; readers: string[] }
+  | { type: 'state'; state: ReaderState; message: string; fix?: string | null; readers: string[] }
   | { type: 'card'; card: CardOnReader }
   | { type: 'card.off'; reader: string; uid: string | null }
   | { type: 'result'; id: number; ok: true; outcome: WriteOutcome }

@@ -9,6 +9,7 @@ import {
   SerialBody,
   SessionSchema,
   StartSessionBody,
+  TagReadingSchema,
   TagWrittenSchema,
   WriteNodeBody,
 } from '../../schemas/nfc.ts';
@@ -69,7 +70,7 @@ export function nfcRoutes(nfc: NfcService) {
     defineRoute({
       method: 'get',
       path: '/nfc/events',
-      summary: 'Server-sent events: reader, tag, tag.off, tag.written, tag.refused, session',
+      summary: 'Server-sent events: reader, tag, tag.read, tag.off, tag.written, tag.refused, session',
       tags: ['NFC (local console)'],
       responses: { 200: { description: 'An event stream', content: { 'text/event-stream': { schema: z.string() } } }, ...conflicts },
       handler: async (ctx) => {
@@ -77,16 +78,37 @@ export function nfcRoutes(nfc: NfcService) {
         const { res, auth } = ctx;
         // The session is read before the headers go: a failure is still an ordinary error answer.
         const session = await nfc.session(auth.orgId);
+        const tag = await nfc.currentTag(auth.orgId);
         const stream = openEventStream(res);
         stream.send('reader', nfc.readerStatus());
         stream.send('session', session);
+        if (tag) stream.send('tag.read', tag);
+        // What a tag holds is told per organization (its node, or "another URL"): the check mode.
+        const sendReading = (read: Promise<unknown>) =>
+          void read.then(
+            (r) => r && stream.send('tag.read', r),
+            () => undefined,
+          );
         const unsubscribe = nfc.subscribe((e, orgId) => {
           // Session and write events belong to an organization; reader and tag events to the machine.
           if (orgId !== null && orgId !== auth.orgId) return;
           stream.send(e.type, e.data);
+          if (e.type === 'tag') sendReading(nfc.describeCard(auth.orgId, e.data));
+          else if (e.type === 'tag.written') sendReading(nfc.currentTag(auth.orgId));
         });
         stream.onClose(unsubscribe);
         return undefined;
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/nfc/tag',
+      summary: 'What the tag on the reader holds: its node, blank, or another URL (null when no tag)',
+      tags: ['NFC (local console)'],
+      responses: { 200: { description: 'The reading or null', schema: TagReadingSchema.nullable() }, ...conflicts },
+      handler: async (ctx) => {
+        local(ctx);
+        return { data: await nfc.currentTag(ctx.auth.orgId) };
       },
     }),
     defineRoute({

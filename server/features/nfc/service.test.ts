@@ -10,7 +10,7 @@ import { makeConfig } from '../../config.ts';
 import { openDatabase, type Database } from '../../db/database.ts';
 import { SqliteStore } from '../../db/sqliteStore.ts';
 import { systemClock } from '../../platform/clock.ts';
-import { decodeUriMessage } from './ndef.ts';
+import { decodeUriMessage, encodeUriMessage } from './ndef.ts';
 import type { NfcEvent } from './service.ts';
 
 let dir: string;
@@ -92,10 +92,11 @@ describe('NFC sessions (domain)', () => {
     const tag = new VirtualTag();
     expect((await present(tag)).type).toBe('tag.written');
     const writes = tag.stats.writes;
-    // Re-presenting the same tag: bound to STAY-001, so STAY-002 is refused.
+    // Re-presenting the same tag: a finished STAY-001 tag, so STAY-002 is refused with "lift it" (not Reassign).
     reader.remove();
     const again = await present(tag);
-    expect(again).toMatchObject({ type: 'tag.refused', data: { code: 'uid_bound', serial: 'STAY-002', bound_to: { serial: 'STAY-001' } } });
+    expect(again).toMatchObject({ type: 'tag.refused', data: { code: 'already_written', serial: 'STAY-002', bound_to: { serial: 'STAY-001' } } });
+    expect(again.data).toMatchObject({ message: 'Already written as STAY-001 — lift it and place the tag for STAY-002.' });
     expect(tag.stats.writes).toBe(writes);
     // The operator chooses Reassign: the tag moves to STAY-002, STAY-001 is asked for again.
     const moved = await app.services.nfc.retry(orgId, { reassign: true });
@@ -121,6 +122,36 @@ describe('NFC sessions (domain)', () => {
     reader.remove();
     expect((await present(new VirtualTag())).type).toBe('tag.written');
     expect((await app.services.nfc.session(orgId))?.next?.serial).toBe('RES-004');
+  });
+
+  it('a tag bound to a node but holding something else is "bound to another node", which Reassign answers', async () => {
+    const batchId = await makeBatch('BND', 2);
+    await app.services.nfc.startSession(orgId, batchId);
+    const tag = new VirtualTag();
+    expect((await present(tag)).type).toBe('tag.written');
+    reader.remove();
+    tag.holdNdef(encodeUriMessage('https://elsewhere.example/'));
+    const again = await present(tag);
+    expect(again).toMatchObject({ type: 'tag.refused', data: { code: 'uid_bound', serial: 'BND-002', bound_to: { serial: 'BND-001' } } });
+  });
+
+  it('a written tag that was never bound is recognised and bound after a verify, for whichever node it holds', async () => {
+    const batchId = await makeBatch('REC', 2);
+    const { nodes } = await app.services.batches.manifest(orgId, batchId);
+    const tag = new VirtualTag();
+    tag.holdNdef(encodeUriMessage(`${nodes[1]!.url}?nfc`)); // REC-002's tag, never bound
+    await app.services.nfc.startSession(orgId, batchId);
+    const e = await present(tag);
+    expect(e).toMatchObject({ type: 'tag.written', data: { serial: 'REC-002', recognised: true } });
+    expect(tag.stats.writes).toBe(0);
+    expect((await app.services.nfc.session(orgId))?.next?.serial).toBe('REC-001');
+    // Only what Waymark writes (with ?nfc) is recognised: a tag with REC-001's bare scan URL is written, not just verified.
+    reader.remove();
+    const bare = new VirtualTag();
+    bare.holdNdef(encodeUriMessage(nodes[0]!.url));
+    const written = await present(bare);
+    expect(written).toMatchObject({ type: 'tag.written', data: { serial: 'REC-001', recognised: false } });
+    expect(decodeUriMessage(bare.ndefMessage()!)).toBe(`${nodes[0]!.url}?nfc`);
   });
 
   it('refuses unsupported cards and records the attempt; refuses a non-ready batch', async () => {

@@ -12,6 +12,7 @@ import type { Outbox } from '../../platform/outbox.ts';
 import type { NodeT } from '../../schemas/nodes.ts';
 import type { BatchService } from '../batches/index.ts';
 import type { NodeRow, NodeService } from '../nodes/index.ts';
+import { advice } from './advice.ts';
 import type { BridgeStatus, NfcDevice } from './bridge.ts';
 import { nfcTagUrl } from './ndef.ts';
 import { NfcError, type NfcErrorCode, type TagInfo } from './program.ts';
@@ -38,8 +39,41 @@ export interface Refusal {
   uid?: string;
   serial?: string | null;
   slug?: string;
-  /** For `uid_bound`: the node the tag belongs to. */
+  /** For `uid_bound` and `already_written`: the node the tag belongs to. */
   bound_to?: { slug: string; serial: string | null; label: string };
+  /** For `duplicate_url`: the node whose URL the tag holds (bound to another tag). */
+  holds?: NodeBrief;
+}
+
+/** A node as the field screens name it. */
+export interface NodeBrief {
+  slug: string;
+  serial: string | null;
+  label: string;
+  status: string;
+  hardware_id: string | null;
+}
+
+/**
+ * What a tag on the reader holds, for this organization (check mode: a tag placed with no
+ * session or pending write is read and shown).
+ */
+export interface TagReading {
+  reader: string;
+  uid: string;
+  type: string | null;
+  data_area_bytes: number | null;
+  /** blank: nothing written; node: a node's scan URL; other_url: a URL that is not one of ours; other_data; unsupported. */
+  content: 'blank' | 'node' | 'other_url' | 'other_data' | 'unsupported';
+  url: string | null;
+  /** The node whose scan URL the tag holds. */
+  node: NodeBrief | null;
+  /** The node this tag (its UID) is bound to. */
+  bound_to: NodeBrief | null;
+  /** One line for the screen. */
+  message: string;
+  /** Something to act on: two tags with one URL, a tag bound to a node it does not hold, … */
+  warning: string | null;
 }
 
 export interface TagWritten {
@@ -52,7 +86,10 @@ export interface TagWritten {
   locked: boolean;
   reassigned_from: string | null;
   session_id: string | null;
+  /** APDUs exchanged with the tag: its detection when presented, the writes, the verify reads (and the lock). */
   apdus: number;
+  /** The tag already held this URL (written before a crash): verified and bound, nothing written. */
+  recognised: boolean;
   ms: number;
   written_at: string;
 }
@@ -158,7 +195,7 @@ export class NfcService {
     return (
       this.deps.device?.status() ?? {
         state: 'unavailable',
-        message: 'NFC unavailable: the NFC bridge is disabled on this instance.',
+        ...advice.disabled,
         readers: [],
         cards: [],
         generation: 0,
@@ -270,7 +307,7 @@ export class NfcService {
     if (!card) throw new NfcError('no_tag', 'No tag on the reader: place a tag.');
     const item = await this.deps.repo.nextItem(this.db, s.id);
     if (!item) throw new ConflictError('Every tag of this session is written');
-    return this.writeSessionItem(s, item, card, options.reassign === true || s.allow_reassign === 1);
+    return this.writeSessionItem(s, item, card, { reassign: options.reassign === true || s.allow_reassign === 1, automatic: false });
   }
 
   // ---- single node ----------------------------------------------------------------------
@@ -323,7 +360,7 @@ export class NfcService {
       try {
         const node = await this.deps.nodeService.byId(this.db, single.nodeId);
         if (!node) throw notFound.node();
-        single.resolve(await this.perform(single.orgId, node, card, { lock: single.lock, reassign: single.reassign, sessionId: null }));
+        single.resolve(await this.perform(single.orgId, node, card, { lock: single.lock, reassign: single.reassign, sessionId: null, automatic: false }));
       } catch (err) {
         single.reject(err as Error);
       } finally {
@@ -335,17 +372,17 @@ export class NfcService {
     if (!session) return;
     const item = await this.deps.repo.nextItem(this.db, session.id);
     if (!item) return;
-    await this.writeSessionItem(session, item, card, session.allow_reassign === 1).catch(() => undefined);
+    await this.writeSessionItem(session, item, card, { reassign: session.allow_reassign === 1, automatic: true }).catch(() => undefined);
   }
 
-  private async writeSessionItem(session: SessionRow, item: ItemRow, card: CardOnReader, reassign: boolean): Promise<TagWritten> {
+  private async writeSessionItem(session: SessionRow, item: ItemRow, card: CardOnReader, how: { reassign: boolean; automatic: boolean }): Promise<TagWritten> {
     if (this.busy) throw new NfcError('busy', 'The reader is busy with another write.');
     this.busy = true;
     try {
       const node = await this.deps.nodeService.byId(this.db, item.node_id);
       if (!node) throw notFound.node();
       try {
-        const written = await this.perform(session.org_id, node, card, { lock: session.lock_tags === 1, reassign, sessionId: session.id });
+        const written = await this.perform(session.org_id, node, card, { lock: session.lock_tags === 1, sessionId: session.id, ...how });
         this.lastRefusal = null;
         this.emit({ type: 'session', data: await this.view(this.db, (await this.deps.repo.session(this.db, session.id))!) }, session.org_id);
         return written;
@@ -372,8 +409,18 @@ export class NfcService {
     if (card && present && present.reader === card.reader && present.info.uid === card.info.uid) void this.onCard(card);
   }
 
-  /** Checks, writes through the device, and commits the binding. */
-  private async perform(orgId: string, node: NodeRow, card: CardOnReader, opts: { lock: boolean; reassign: boolean; sessionId: string | null }): Promise<TagWritten> {
+  /**
+   * Checks, writes through the device (or only verifies a tag that already holds the URL), and
+   * commits the binding. `automatic`: the tag was just presented to a session (no one pressed
+   * anything), so a finished tag of another node is never taken over and a tag already holding a
+   * node's URL is bound to that node.
+   */
+  private async perform(
+    orgId: string,
+    node: NodeRow,
+    card: CardOnReader,
+    opts: { lock: boolean; reassign: boolean; sessionId: string | null; automatic: boolean },
+  ): Promise<TagWritten> {
     const device = this.deps.device!;
     const info: TagInfo = card.info;
     const base = { uid: info.uid, serial: node.serial, slug: node.slug };
@@ -383,19 +430,63 @@ export class NfcService {
         throw new NfcRefusal({ ...base, code: r.code, message: r.message });
       }
       const bound = await this.deps.nodeService.byHardwareId(this.db, orgId, info.uid);
-      if (bound && bound.id !== node.id && !opts.reassign) {
-        throw new NfcRefusal({
-          ...base,
-          code: 'uid_bound',
-          message: `This tag (UID ${info.uid}) is already bound to ${bound.serial ?? bound.label} (${bound.slug}). Use another tag, or choose Reassign to move it to ${node.serial ?? node.label}.`,
-          bound_to: { slug: bound.slug, serial: bound.serial, label: bound.label },
-        });
+      const heldUrl = info.content?.kind === 'uri' ? info.content.url : null;
+      const held = heldUrl ? await this.nodeForUrl(this.db, orgId, heldUrl) : undefined;
+      // Only a tag holding exactly what Waymark writes (with ?nfc) can be verified instead of written.
+      const recognisable = held !== undefined && heldUrl === nfcTagUrl(await this.scanUrlOf(orgId, held.slug)) && !opts.lock;
+      let target = node;
+      let verifyOnly = false;
+      if (bound && bound.id !== node.id) {
+        if (held?.id === bound.id && !(opts.reassign && !opts.automatic)) {
+          // A finished tag (after a crash or restart it is still on the reader): not a candidate for Reassign.
+          throw new NfcRefusal({
+            ...base,
+            code: 'already_written',
+            message: `Already written as ${nameOf(bound)} — lift it${opts.sessionId ? ` and place the tag for ${nameOf(node)}` : ''}.`,
+            bound_to: { slug: bound.slug, serial: bound.serial, label: bound.label },
+          });
+        }
+        if (!opts.reassign) {
+          throw new NfcRefusal({
+            ...base,
+            code: 'uid_bound',
+            message: `This tag (UID ${info.uid}) is already bound to ${nameOf(bound)} (${bound.slug}). Use another tag, or choose Reassign to move it to ${nameOf(node)}.`,
+            bound_to: { slug: bound.slug, serial: bound.serial, label: bound.label },
+          });
+        }
+      } else if (!bound && held) {
+        if (held.id === node.id) verifyOnly = recognisable;
+        else if (opts.automatic && held.hardware_id === null) {
+          // Written for `held` but never bound (lifted during the verify read, then a crash): it is that node's tag.
+          if (recognisable) {
+            target = held;
+            verifyOnly = true;
+          }
+        } else if (opts.automatic) {
+          throw new NfcRefusal({
+            ...base,
+            code: 'duplicate_url',
+            message: `This tag holds the URL of ${nameOf(held)}, which is bound to another tag (UID ${held.hardware_id}): two tags would open ${nameOf(held)}. Lift it, or press Write tag on reader to write ${nameOf(node)} over it.`,
+            holds: brief(held),
+          });
+        }
       }
-      const url = nfcTagUrl(this.deps.scanUrl(node.slug));
+      const url = nfcTagUrl(await this.scanUrlOf(orgId, target.slug));
       const t0 = performance.now();
-      const outcome = await device.write({ url, lock: opts.lock, reader: card.reader, expectUid: info.uid });
+      const outcome = await device.write({ url, lock: opts.lock, verifyOnly, reader: card.reader, expectUid: info.uid });
       const ms = performance.now() - t0;
-      const written = await this.commit(orgId, node, { uid: info.uid, url, type: outcome.type, locked: outcome.locked, apdus: outcome.apdus, ms, sessionId: opts.sessionId });
+      // What the tag holds now (the bridge's card entry is this object: GET /nfc/tag sees it too).
+      info.content = { kind: 'uri', url };
+      const written = await this.commit(orgId, target, {
+        uid: info.uid,
+        url,
+        type: outcome.type,
+        locked: outcome.locked,
+        apdus: outcome.inspectApdus + outcome.apdus,
+        recognised: verifyOnly,
+        ms,
+        sessionId: opts.sessionId,
+      });
       this.emit({ type: 'tag.written', data: written }, orgId);
       return written;
     } catch (err) {
@@ -412,11 +503,80 @@ export class NfcService {
     }
   }
 
+  /** The node of this organization whose scan URL (with or without `?nfc`) is `url`. */
+  private async nodeForUrl(db: Executor, orgId: string, url: string): Promise<NodeRow | undefined> {
+    const slug = /\/v\/([^/?#]+)/.exec(url)?.[1];
+    if (!slug) return undefined;
+    const node = await this.deps.nodeService.get(orgId, slug, db).catch(() => undefined);
+    if (!node) return undefined;
+    const scan = await this.scanUrlOf(orgId, node.slug, db);
+    return url === scan || url === nfcTagUrl(scan) ? node : undefined;
+  }
+
+  /** A node's scan URL (async and per organization: the scan base is becoming an organization's). */
+  private async scanUrlOf(_orgId: string, slug: string, _db: Executor = this.db): Promise<string> {
+    return this.deps.scanUrl(slug);
+  }
+
+  /** What the tag on the reader holds, for this organization (GET /nfc/tag, `tag.read` events). */
+  async currentTag(orgId: string): Promise<TagReading | null> {
+    const card = this.presentCard();
+    return card ? this.describeCard(orgId, card) : null;
+  }
+
+  async describeCard(orgId: string, card: CardOnReader): Promise<TagReading> {
+    const { info } = card;
+    const db = this.db;
+    const boundRow = await this.deps.nodeService.byHardwareId(db, orgId, info.uid);
+    const content = info.content;
+    const url = content?.kind === 'uri' ? content.url : null;
+    const heldRow = url ? await this.nodeForUrl(db, orgId, url) : undefined;
+    const reading: TagReading = {
+      reader: card.reader,
+      uid: info.uid,
+      type: info.type ?? null,
+      data_area_bytes: info.dataAreaBytes ?? null,
+      content: !info.supported && !content ? 'unsupported' : !content || content.kind === 'blank' ? 'blank' : heldRow ? 'node' : url ? 'other_url' : 'other_data',
+      url,
+      node: heldRow ? brief(heldRow) : null,
+      bound_to: boundRow ? brief(boundRow) : null,
+      message: '',
+      warning: null,
+    };
+    const readOnly = info.readOnly ? ' (read-only)' : '';
+    switch (reading.content) {
+      case 'unsupported':
+        reading.message = info.refusal?.message ?? 'Unsupported card.';
+        break;
+      case 'blank':
+        reading.message = `Blank ${info.type ?? 'tag'}${readOnly}: nothing written on it yet.`;
+        break;
+      case 'node':
+        reading.message = `${heldRow!.serial ? `${heldRow!.serial} “${heldRow!.label}”` : heldRow!.label} (${heldRow!.status})${readOnly}.`;
+        break;
+      case 'other_url':
+        reading.message = `Another URL${readOnly}: ${url} (not a node of this organization).`;
+        break;
+      case 'other_data':
+        reading.message = `Holds data that is not a URL${readOnly}.`;
+        break;
+    }
+    if (heldRow && heldRow.hardware_id !== info.uid) {
+      reading.warning =
+        heldRow.hardware_id === null
+          ? `Not bound to ${nameOf(heldRow)} yet: place it while a session asks for ${nameOf(heldRow)}, or write it from the node's page, to bind it.`
+          : `${nameOf(heldRow)} is bound to another tag (UID ${heldRow.hardware_id}): two tags open ${nameOf(heldRow)}. Rewrite this one for another node or discard it.`;
+    } else if (boundRow && heldRow?.id !== boundRow.id) {
+      reading.warning = `This tag is bound to ${nameOf(boundRow)} but does not hold its URL: write it again for ${nameOf(boundRow)}.`;
+    }
+    return reading;
+  }
+
   /** Binds the written tag to its node (releasing it from another node) in one transaction. */
   private commit(
     orgId: string,
     node: NodeRow,
-    w: { uid: string; url: string; type: string; locked: boolean; apdus: number; ms: number; sessionId: string | null },
+    w: { uid: string; url: string; type: string; locked: boolean; apdus: number; recognised: boolean; ms: number; sessionId: string | null },
   ): Promise<TagWritten> {
     const { repo, nodeService, outbox, store } = this.deps;
     return store.transaction(async (tx) => {
@@ -446,6 +606,7 @@ export class NfcService {
         reassigned_from: reassignedFrom,
         session_id: w.sessionId,
         apdus: w.apdus,
+        recognised: w.recognised,
         ms: Math.round(w.ms * 10) / 10,
         written_at: now,
       };
@@ -577,4 +738,13 @@ export class NfcService {
   private now(): string {
     return new Date(this.deps.clock.now()).toISOString();
   }
+}
+
+/** How the field screens name a node: its serial, else its label. */
+function nameOf(node: Pick<NodeRow, 'serial' | 'label'>): string {
+  return node.serial ?? node.label;
+}
+
+function brief(node: NodeRow): NodeBrief {
+  return { slug: node.slug, serial: node.serial, label: node.label, status: node.status, hardware_id: node.hardware_id };
 }

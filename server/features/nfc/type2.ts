@@ -71,6 +71,18 @@ export function tagTypeForSize(dataAreaBytes: number): string {
   }
 }
 
+/** The NTAG sizes on sale, smallest first. */
+export const NTAG_SIZES = [
+  { type: 'NTAG213', bytes: 144 },
+  { type: 'NTAG215', bytes: 496 },
+  { type: 'NTAG216', bytes: 872 },
+] as const;
+
+/** The NTAGs with at least `bytes` of data area (a "tag too small" refusal suggests these). */
+export function tagsThatFit(bytes: number): Array<(typeof NTAG_SIZES)[number]> {
+  return NTAG_SIZES.filter((t) => t.bytes >= bytes);
+}
+
 /** Page of the dynamic lock bytes for the NTAG21x sizes, null otherwise. */
 export function dynamicLockPage(dataAreaBytes: number): number | null {
   return dataAreaBytes === 144 ? 0x28 : dataAreaBytes === 496 ? 0x82 : dataAreaBytes === 872 ? 0xe2 : null;
