@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ISO_RE, expectError, expectInvalid } from '../support/fixtures.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
+import { rows } from '../support/rows.ts';
 
 describe('API keys', () => {
   let server: TestServer;
@@ -26,7 +27,7 @@ describe('API keys', () => {
     expect(Object.keys(listed).sort()).toEqual(['created_at', 'id', 'last_used_at', 'name', 'plan', 'prefix']);
     expect(list.text).not.toContain(k.api_key);
     // Nor is it stored: only a hash.
-    const stored = JSON.stringify(server.running.db.prepare('SELECT * FROM api_keys').all());
+    const stored = JSON.stringify(await rows(server.running.store, 'SELECT * FROM api_keys'));
     expect(stored).not.toContain(k.api_key);
   });
 

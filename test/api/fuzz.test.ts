@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from '../support/fast-check.ts';
-import { createNode, snapshot, validPayloads, waitForBatch } from '../support/fixtures.ts';
+import { createNode, validPayloads, waitForBatch } from '../support/fixtures.ts';
 import { type ApiResponse, type TestServer, startTestServer } from '../support/server.ts';
+import { snapshotStore } from '../support/rows.ts';
 
 // Random and hostile bodies at every write endpoint: never a 5xx, always a spec-shaped reply,
 // and a rejected request leaves the stored data exactly as it was.
@@ -161,10 +162,10 @@ describe('property: hostile bodies at every write endpoint', () => {
     it(`${ep.name}: no 5xx, spec-shaped errors, no change to stored data on rejection`, async () => {
       await fc.assert(
         fc.asyncProperty(bodies(ep.valid()), async (body) => {
-          const before = snapshot(server.running.db);
+          const before = await snapshotStore(server.running.store);
           const res = await server.api(ep.method, ep.path(), body);
           expectSpecShaped(res, `${ep.name} ${body.slice(0, 200)}`);
-          if (res.status >= 400) expect(snapshot(server.running.db), `${ep.name} ${body.slice(0, 200)}`).toEqual(before);
+          if (res.status >= 400) expect(await snapshotStore(server.running.store), `${ep.name} ${body.slice(0, 200)}`).toEqual(before);
         }),
         { numRuns: RUNS, examples: hostileExamples(ep.valid()).map((b) => [b] as [string]) },
       );
@@ -172,11 +173,11 @@ describe('property: hostile bodies at every write endpoint', () => {
 
     it(`${ep.name}: an unknown key at any level (__proto__, constructor, …) is a 422 that changes nothing`, async () => {
       for (const body of hostileExamples(ep.valid(), neverFields)) {
-        const before = snapshot(server.running.db);
+        const before = await snapshotStore(server.running.store);
         const res = await server.api(ep.method, ep.path(), body);
         expect(res.status, body).toBe(422);
         expectSpecShaped(res, body);
-        expect(snapshot(server.running.db), body).toEqual(before);
+        expect(await snapshotStore(server.running.store), body).toEqual(before);
       }
     });
   }

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ISO_RE, SLUG_RE, UUID_RE, createNode, expectError, expectInvalid, validPayloads } from '../support/fixtures.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
+import { count } from '../support/rows.ts';
 
 describe('nodes: CRUD shapes and status rules', () => {
   let server: TestServer;
@@ -141,8 +142,7 @@ describe('nodes: CRUD shapes and status rules', () => {
     expectError(await server.api('DELETE', `/nodes/${slug}`), 404, 'Node not found');
     expectError(await server.api('PATCH', `/nodes/${slug}`, { label: 'x' }), 404, 'Node not found');
     expectError(await server.api('GET', `/nodes/${slug}/rules`), 404, 'Node not found');
-    const rows = server.running.db.prepare('SELECT COUNT(*) AS n FROM rules WHERE id = ?').get(rule.body.data.id) as { n: number };
-    expect(rows.n).toBe(0);
+    expect(await count(server.running.store, 'SELECT COUNT(*) AS n FROM rules WHERE id = ?', rule.body.data.id)).toBe(0);
   });
 
   it('unknown slugs are 404 Node not found, whatever their shape', async () => {

@@ -4,6 +4,7 @@ import { permute, unpermute } from '../../server/features/slugs/permutation.ts';
 import { BLOCK_SIZE } from '../../server/features/slugs/allocator.ts';
 import { SLUG_RE, createNode, expectError } from '../support/fixtures.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
+import { run, value } from '../support/rows.ts';
 
 describe('slugs: tombstones and forgiving look-up', () => {
   let server: TestServer;
@@ -18,8 +19,7 @@ describe('slugs: tombstones and forgiving look-up', () => {
     const { slug } = await createNode(server);
     expect((await server.api('DELETE', `/nodes/${slug}`)).status).toBe(200);
     expectError(await server.api('GET', `/nodes/${slug}`), 404, 'Node not found');
-    const row = server.running.db.prepare('SELECT deleted_at FROM slugs WHERE slug = ?').get(slug) as { deleted_at: string | null };
-    expect(row.deleted_at).not.toBeNull();
+    expect(await value(server.running.store, 'SELECT deleted_at FROM slugs WHERE slug = ?', slug)).not.toBeNull();
   });
 
   it('a deleted slug is never minted again, even if the allocator is rewound onto it', async () => {
@@ -31,8 +31,7 @@ describe('slugs: tombstones and forgiving look-up', () => {
     const block = Math.floor(value / BLOCK_SIZE);
     const offset = value % BLOCK_SIZE;
     expect(encode40(permute(block * BLOCK_SIZE + offset))).toBe(slug);
-    const db = server.running.db;
-    db.prepare('UPDATE slug_blocks SET next_offset = ? WHERE block = ?').run(offset, block);
+    await run(server.running.store, 'UPDATE slug_blocks SET next_offset = ? WHERE block = ?', offset, block);
     const fresh: string[] = [];
     for (let i = 0; i < 5; i++) fresh.push((await createNode(server)).slug);
     expect(fresh).not.toContain(slug);

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ISO_RE, UUID_RE, expectError, expectInvalid, snapshot, waitForBatch } from '../support/fixtures.ts';
+import { ISO_RE, UUID_RE, expectError, expectInvalid, waitForBatch } from '../support/fixtures.ts';
 import { type TestServer, startTestServer } from '../support/server.ts';
+import { snapshotStore } from '../support/rows.ts';
 
 describe('templates and locked fields', () => {
   let server: TestServer;
@@ -107,10 +108,10 @@ describe('templates and locked fields', () => {
   it('a template change that would make a bound node invalid is 422 and changes nothing', async () => {
     const t = await wifiTemplate();
     const slug = await bound(t.id);
-    const before = snapshot(server.running.db);
+    const before = await snapshotStore(server.running.store);
     const res = await server.api('PATCH', `/templates/${t.id}`, { payload: { ssid: null } });
     expectInvalid(res, 'payload');
-    expect(snapshot(server.running.db)).toEqual(before);
+    expect(await snapshotStore(server.running.store)).toEqual(before);
     expect((await node(slug)).payload.ssid).toBe('Venue');
   });
 

@@ -7,6 +7,7 @@ import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { Receiver } from '../support/receiver.ts';
 import { unlimitedApi } from '../webhooks/helpers.ts';
+import { count } from '../support/rows.ts';
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 
@@ -37,7 +38,7 @@ describe('node.scanned webhooks', () => {
     await receiver.waitFor((r) => r.accepted.length >= 1, 10_000, 'a node.scanned delivery');
     // Both scans were committed before their 302: the outbox holds every event there will be,
     // and once the dispatcher is idle everything in it has been delivered.
-    const events = server.running.db.prepare("SELECT count(*) FROM outbox_events WHERE type = 'node.scanned'").pluck().get();
+    const events = await count(server.running.store, "SELECT count(*) FROM outbox_events WHERE type = 'node.scanned'");
     expect(events).toBe(1);
     await server.running.app.services.webhookDispatcher.idle();
     expect(receiver.accepted).toHaveLength(1);

@@ -1,5 +1,4 @@
 import { expect } from 'vitest';
-import type { Database } from 'better-sqlite3';
 import type { ApiResponse, TestServer } from './server.ts';
 
 /** A valid, complete payload for each function type. */
@@ -69,29 +68,3 @@ export async function waitForBatch(
   throw new Error(`batch ${id} did not reach the expected state`);
 }
 
-/** The core tables that hold customer data. */
-export const DATA_TABLES = ['organizations', 'nodes', 'slugs', 'slug_blocks', 'rules', 'templates', 'batches', 'serial_counters', 'outbox_events'] as const;
-
-/**
- * Every row of every table (core and feature tables alike), for before/after comparisons.
- * API keys change last_used_at on use, so only what matters of them is compared.
- */
-export function snapshot(db: Database, tables?: readonly string[]): Record<string, unknown[]> {
-  const names =
-    tables ??
-    (db
-      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT IN ('schema_migrations', 'api_keys') ORDER BY name")
-      .pluck()
-      .all() as string[]);
-  const out: Record<string, unknown[]> = {};
-  for (const t of names) {
-    // WITHOUT ROWID tables (the scan roll-ups) have no rowid: order them by their columns.
-    const sql = db.prepare("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = ?").pluck().get(t) as string | undefined;
-    const order = sql && /WITHOUT\s+ROWID/i.test(sql)
-      ? (db.prepare(`SELECT name FROM pragma_table_info(?)`).pluck().all(t) as string[]).map((c) => `"${c}"`).join(', ')
-      : 'rowid';
-    out[t] = db.prepare(`SELECT * FROM "${t}" ORDER BY ${order}`).all();
-  }
-  out.api_keys = db.prepare('SELECT id, org_id, name, plan, key_hash, revoked_at FROM api_keys ORDER BY rowid').all();
-  return out;
-}

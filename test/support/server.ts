@@ -28,14 +28,19 @@ export const testBackend: 'sqlite' | 'postgres' = process.env.WAYMARK_TEST_BACKE
  */
 const databases = new Map<string, Promise<{ url: string; drop(): Promise<void> }>>();
 
-export async function databaseFor(dataDir: string): Promise<string | undefined> {
-  if (testBackend !== 'postgres') return undefined;
+export async function databaseFor(dataDir: string, backend: 'sqlite' | 'postgres' = testBackend): Promise<string | undefined> {
+  if (backend !== 'postgres') return undefined;
   let db = databases.get(dataDir);
   if (!db) {
     db = freshPostgresDatabase();
     databases.set(dataDir, db);
   }
   return (await db).url;
+}
+
+/** The PostgreSQL database a data directory was given, if any (else it is a SQLite file). */
+export async function databaseOf(dataDir: string): Promise<string | undefined> {
+  return (await databases.get(dataDir))?.url;
 }
 
 /** Drops the PostgreSQL database of a data directory (no-op on SQLite). */
@@ -172,16 +177,17 @@ export interface ServerProcess {
 }
 
 /**
- * The real CLI in a child process (for crash tests: SIGKILL and restart on the same data).
- * `database` puts it on that PostgreSQL database instead of the test backend's choice.
+ * The real CLI in a child process (for crash tests: SIGKILL and restart on the same data), on the
+ * suite's backend unless told otherwise: `database` puts it on that PostgreSQL database, `backend`
+ * picks the backend (sync sites are SQLite whatever their remote's).
  */
 export async function spawnServer(
   dataDir: string,
   extraArgs: string[] = [],
   env: NodeJS.ProcessEnv = {},
-  options: { database?: string; startTimeoutMs?: number } = {},
+  options: { database?: string; startTimeoutMs?: number; backend?: 'sqlite' | 'postgres' } = {},
 ): Promise<ServerProcess> {
-  const database = options.database ?? (await databaseFor(dataDir));
+  const database = options.database ?? (await databaseFor(dataDir, options.backend ?? testBackend));
   const args = ['serve', '--port', '0', '--data', dataDir, ...(database ? ['--database', database] : []), ...extraArgs];
   const child = spawn(process.execPath, [join(repoRoot, 'server', 'cli.ts'), ...args], {
     env: { ...process.env, ...env },
@@ -191,7 +197,8 @@ export async function spawnServer(
   child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), options.startTimeoutMs ?? 15_000);
+    // A readiness wait, not a timing assertion: a loaded 2-core machine can take many seconds.
+    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), options.startTimeoutMs ?? 60_000);
     const onData = () => {
       const m = /listening on (http:\/\/\S+)/.exec(out);
       if (m) {

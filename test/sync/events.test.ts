@@ -5,6 +5,7 @@
 import { get, type ClientRequest } from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, testBackend, type TestServer } from '../support/server.ts';
+import { run } from '../support/rows.ts';
 
 interface Stream {
   events: Array<{ type: string; data: unknown }>;
@@ -53,13 +54,11 @@ describe.skipIf(testBackend === 'postgres')('sync status stream', () => {
       expect(stream.events[0]).toMatchObject({ type: 'status', data: { mode: 'standalone', conflicts: [] } });
 
       const addConflict = (block: number) =>
-        server.running.db
-          .prepare('INSERT INTO sync_conflicts (kind, detail_json, detected_at) VALUES (?, ?, ?)')
-          .run('block_conflict', JSON.stringify({ block, reason: 'held_by_other_site' }), new Date().toISOString());
-      addConflict(7);
+        run(server.running.store, 'INSERT INTO sync_conflicts (kind, detail_json, detected_at) VALUES (?, ?, ?)', 'block_conflict', JSON.stringify({ block, reason: 'held_by_other_site' }), new Date().toISOString());
+      await addConflict(7);
       await expect.poll(() => stream.events.length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
       expect(stream.events[1]).toMatchObject({ type: 'status', data: { conflicts: [{ kind: 'block_conflict', detail: { block: 7 } }] } });
-      addConflict(8);
+      await addConflict(8);
       await expect.poll(() => (stream.events.at(-1)?.data as { conflicts: unknown[] }).conflicts.length, { timeout: 10_000 }).toBe(2);
       // One event per change: the checks in between (every 2 s) found nothing new to send.
       expect(stream.events.map((e) => (e.data as { conflicts: unknown[] }).conflicts.length)).toEqual([0, 1, 2]);

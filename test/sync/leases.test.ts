@@ -32,13 +32,13 @@ import {
  */
 
 const leaseBlocksOf = (dataDir: string) =>
-  readDb(dataDir, (db) => db.prepare("SELECT block FROM slug_blocks WHERE source = 'lease' ORDER BY block").pluck().all() as number[]);
+  readDb(dataDir, (db) => db.pluck<number>("SELECT block FROM slug_blocks WHERE source = 'lease' ORDER BY block"));
 
 const remoteLeases = (remote: Remote, siteId: string, incarnation?: string) =>
   readDb(remote.dataDir, (db) =>
     incarnation
-      ? (db.prepare('SELECT block FROM sync_leases WHERE site_id = ? AND incarnation = ? ORDER BY block').pluck().all(siteId, incarnation) as number[])
-      : (db.prepare('SELECT block FROM sync_leases WHERE site_id = ? ORDER BY block').pluck().all(siteId) as number[]),
+      ? (db.pluck<number>('SELECT block FROM sync_leases WHERE site_id = ? AND incarnation = ? ORDER BY block', siteId, incarnation))
+      : (db.pluck<number>('SELECT block FROM sync_leases WHERE site_id = ? ORDER BY block', siteId)),
   );
 
 const node = (label: string) => ({ label, function_type: 'redirect', payload: { url: `https://example.com/${label}` } });
@@ -90,7 +90,7 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
     const sites = await apiRequest(remote.url, 'GET', '/sync/sites', undefined, remote.key);
     expect(sites.body.data).toHaveLength(1);
     expect(sites.body.data[0]).toMatchObject({ site_id: status.site_id, incarnations: [{ incarnation: status.incarnation, blocks: 2 }] });
-    expect(leaseBlocksOf(site.dataDir)).toEqual(remoteLeases(remote, status.site_id, status.incarnation));
+    expect(await leaseBlocksOf(site.dataDir)).toEqual(await remoteLeases(remote, status.site_id, status.incarnation));
 
     // Another organization on the remote does not see the site, and cannot take it over.
     const created = execFileSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'org', 'create', '--name', 'Other', '--data', remote.dataDir, '--json']);
@@ -212,7 +212,7 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
     const created = await site.api('POST', '/nodes', node('before copy'));
     expect(created.status).toBe(201);
     await stop(site.proc);
-    const originalBlocks = leaseBlocksOf(site.dataDir);
+    const originalBlocks = await leaseBlocksOf(site.dataDir);
 
     // 1. The whole data directory copied elsewhere (a cloned disk, a copied folder).
     const copyDir = dir();
@@ -222,8 +222,8 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
     expect(copied.site_id).toBe(before.site_id);
     expect(copied.incarnation).not.toBe(before.incarnation);
     expect(copy.proc.output()).toContain('the database file is a copy');
-    const copyActive = readDb(copyDir, (db) =>
-      db.prepare(`SELECT block FROM slug_blocks WHERE source = 'lease' AND next_offset < ${BLOCK_SIZE}`).pluck().all() as number[],
+    const copyActive = await readDb(copyDir, (db) =>
+      db.pluck<number>(`SELECT block FROM slug_blocks WHERE source = 'lease' AND next_offset < ${BLOCK_SIZE}`),
     );
     expect(copyActive).toHaveLength(2);
     for (const b of copyActive) expect(originalBlocks).not.toContain(b);
@@ -234,7 +234,7 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
     site = await restartSite(site, remote.url, remote.key);
     const again = await paired(site);
     expect(again.incarnation).toBe(before.incarnation);
-    expect(leaseBlocksOf(site.dataDir)).toEqual(originalBlocks);
+    expect(await leaseBlocksOf(site.dataDir)).toEqual(originalBlocks);
     const sites = await apiRequest(remote.url, 'GET', '/sync/sites', undefined, remote.key);
     expect(sites.body.data[0].incarnations.map((i: { incarnation: string }) => i.incarnation).sort()).toEqual(
       [before.incarnation, copied.incarnation].sort(),
@@ -258,7 +258,7 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
     expect(site.proc.output(), site.proc.output()).toContain('older than its marker');
     expect(restored.incarnation).not.toBe(before.incarnation);
     expect(restored.incarnation).not.toBe(copied.incarnation);
-    const mine = remoteLeases(remote, restored.site_id, restored.incarnation);
+    const mine = await remoteLeases(remote, restored.site_id, restored.incarnation);
     expect(mine).toHaveLength(2);
     for (const b of mine) expect([...originalBlocks, ...copyActive]).not.toContain(b);
   });
@@ -267,7 +267,7 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
     const remote = await startRemote();
     const a = await startSite(remote.url, remote.key);
     await paired(a);
-    const [heldByA1, heldByA2] = leaseBlocksOf(a.dataDir) as [number, number];
+    const [heldByA1, heldByA2] = (await leaseBlocksOf(a.dataDir)) as [number, number];
 
     // A standalone instance used on its own first: it picks its own block.
     const standaloneProc = await spawn(dir());
@@ -276,7 +276,7 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
     const early: string[] = [];
     for (let i = 0; i < 3; i++) early.push((await apiRequest(standaloneProc.url, 'POST', '/nodes', node(`s${i}`), sKey)).body.data.slug);
     await stop(standaloneProc);
-    const [ownBlock] = readDb(sDir, (db) => db.prepare("SELECT block FROM slug_blocks WHERE source = 'local'").pluck().all() as number[]);
+    const [ownBlock] = await readDb(sDir, (db) => db.pluck<number>("SELECT block FROM slug_blocks WHERE source = 'local'"));
     // Two standalones can pick the same block (odds ~ n²/2²⁵); force it: this one also "took"
     // both of A's blocks, one of them with 5 slugs minted.
     const w = new BetterSqlite3(join(sDir, 'waymark.sqlite'));
@@ -295,7 +295,7 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
       },
     ]);
     expect(status.conflicts[0].detail.first_slugs).toHaveLength(5);
-    const states = readDb(sDir, (db) => db.prepare('SELECT block, state, used, reason FROM sync_site_blocks ORDER BY state, block').all());
+    const states = await readDb(sDir, (db) => db.all('SELECT block, state, used, reason FROM sync_site_blocks ORDER BY state, block'));
     expect(states).toEqual(
       expect.arrayContaining([
         { block: heldByA1, state: 'dropped', used: 5, reason: 'held_by_other_site' },
@@ -304,13 +304,13 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
       ]),
     );
     // Its own block is now a lease and it keeps minting from it; the remote has it on record.
-    expect(readDb(sDir, (db) => db.prepare('SELECT source, next_offset FROM slug_blocks WHERE block = ?').get(ownBlock))).toEqual({ source: 'lease', next_offset: 3 });
-    expect(remoteLeases(remote, status.site_id)).toContain(ownBlock);
+    expect(await readDb(sDir, (db) => db.get('SELECT source, next_offset FROM slug_blocks WHERE block = ?', ownBlock))).toEqual({ source: 'lease', next_offset: 3 });
+    expect(await remoteLeases(remote, status.site_id)).toContain(ownBlock);
     const next = await s.api('POST', '/nodes', node('after pairing'));
     expect(next.status).toBe(201);
     const verified = await apiRequest(remote.url, 'POST', '/sync/slugs/verify', { site_id: status.site_id, slugs: [...early, next.body.data.slug] }, remote.key);
     expect(verified.body.data.rejected).toEqual([]);
-    expect(readDb(sDir, (db) => db.prepare('SELECT next_offset FROM slug_blocks WHERE block = ?').pluck().get(ownBlock))).toBe(4);
+    expect(await readDb(sDir, (db) => db.value('SELECT next_offset FROM slug_blocks WHERE block = ?', ownBlock))).toBe(4);
   });
 
   it('a bit-for-bit copy that fools the local checks is caught by the remote at its first contact', async () => {
@@ -336,9 +336,9 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
     });
     expect(clone.proc.output()).toContain('another copy of this data has used this incarnation');
     expect(cloned.site_id).toBe(before.site_id);
-    const originalBlocks = leaseBlocksOf(a.dataDir);
-    const cloneActive = readDb(cloneDir, (db) =>
-      db.prepare(`SELECT block FROM slug_blocks WHERE source = 'lease' AND next_offset < ${BLOCK_SIZE}`).pluck().all() as number[],
+    const originalBlocks = await leaseBlocksOf(a.dataDir);
+    const cloneActive = await readDb(cloneDir, (db) =>
+      db.pluck<number>(`SELECT block FROM slug_blocks WHERE source = 'lease' AND next_offset < ${BLOCK_SIZE}`),
     );
     expect(cloneActive).toHaveLength(2);
     for (const b of cloneActive) expect(originalBlocks).not.toContain(b);
@@ -358,21 +358,21 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
       if (fault === 'hold-response') expect(call.status).toBe(200);
       await kill(site.proc);
 
-      const { siteId, incarnation } = readDb(site.dataDir, (db) => ({
-        siteId: db.prepare("SELECT value FROM settings WHERE key = 'sync.site_id'").pluck().get() as string,
-        incarnation: db.prepare("SELECT value FROM settings WHERE key = 'sync.incarnation'").pluck().get() as string,
+      const { siteId, incarnation } = await readDb(site.dataDir, async (db) => ({
+        siteId: (await db.value<string>("SELECT value FROM settings WHERE key = 'sync.site_id'"))!,
+        incarnation: (await db.value<string>("SELECT value FROM settings WHERE key = 'sync.incarnation'"))!,
       }));
-      expect(leaseBlocksOf(site.dataDir)).toEqual([]);
-      const granted = remoteLeases(remote, siteId, incarnation);
+      expect(await leaseBlocksOf(site.dataDir)).toEqual([]);
+      const granted = await remoteLeases(remote, siteId, incarnation);
       expect(granted).toHaveLength(fault === 'hold-response' ? 2 : 0);
 
       proxy.rule = () => 'pass';
       site = await restartSite(site, proxy.url, remote.key);
       const status = await paired(site);
       expect(status.incarnation).toBe(incarnation);
-      const held = leaseBlocksOf(site.dataDir);
+      const held = await leaseBlocksOf(site.dataDir);
       // Exactly the blocks the remote has on record for this incarnation: none lost, none extra.
-      expect(remoteLeases(remote, siteId, incarnation)).toEqual(held);
+      expect(await remoteLeases(remote, siteId, incarnation)).toEqual(held);
       expect(held).toHaveLength(2);
       if (fault === 'hold-response') expect(held).toEqual(granted);
       const res = await site.api('POST', '/nodes', node('after crash'));

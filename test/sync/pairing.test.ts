@@ -5,6 +5,7 @@ import { keychainSecretStore } from '../../main/secrets.ts';
 import { apiRequest, startTestServer } from '../support/server.ts';
 import { freePort } from '../support/receiver.ts';
 import { dir, firstKey, readDb, type Site, spawn, startRemote, statusOf, stop, waitFor } from './support.ts';
+import { count } from '../support/rows.ts';
 
 /*
  * Runtime pairing (POST /v1/sync/pair) between real CLI processes on loopback: a remote and a
@@ -104,7 +105,7 @@ describe('runtime pairing', () => {
     }
     // The organization that paired is the one bound to the remote's.
     const orgId = (await site.api('GET', '/instance')).body.data.organization.id as string;
-    expect(readDb(site.dataDir, (db) => db.prepare("SELECT value FROM settings WHERE key = 'sync.local_org'").pluck().get())).toBe(orgId);
+    expect(await readDb(site.dataDir, (db) => db.value("SELECT value FROM settings WHERE key = 'sync.local_org'"))).toBe(orgId);
     const sites = (await apiRequest(remote.url, 'GET', '/sync/sites', undefined, remote.key)).body.data as Array<{ site_id: string }>;
     expect(sites.map((s) => s.site_id)).toEqual([siteId]);
   });
@@ -187,7 +188,7 @@ describe('runtime pairing', () => {
       expect((await apiRequest(remote.url, 'GET', `/nodes/${theirs}`, undefined, remote.apiKey)).status).toBe(404);
       const templates = (await apiRequest(remote.url, 'GET', '/templates', undefined, remote.apiKey)).body.data as Array<{ name: string }>;
       expect(templates.map((t) => t.name)).not.toContain('Theirs');
-      expect(remote.running.db.prepare('SELECT count(*) FROM scan_events').pluck().get()).toBe(0);
+      expect(await count(remote.running.store, 'SELECT count(*) FROM scan_events')).toBe(0);
     } finally {
       await site.close();
       await remote.close();

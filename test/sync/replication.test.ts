@@ -49,27 +49,25 @@ async function syncAll(...sites: Site[]) {
 }
 
 /** What must be equal everywhere: synced entities, field by field (org ids differ per instance). */
-function snapshot(dataDir: string) {
-  return readDb(dataDir, (db) => ({
-    nodes: db
-      .prepare(
+async function snapshot(dataDir: string) {
+  return readDb(dataDir, async (db) => ({
+    nodes: await db.all<Record<string, unknown>>(
         'SELECT id, slug, label, function_type, payload_json, status, template_id, batch_id, serial, serial_number, created_at, updated_at FROM nodes ORDER BY id',
-      )
-      .all(),
-    rules: db.prepare('SELECT id, node_id, rule_type, conditions_json, function_type, payload_json, priority, enabled, updated_at FROM rules ORDER BY id').all(),
-    templates: db.prepare('SELECT id, name, function_type, payload_json, locked_fields_json, updated_at FROM templates ORDER BY id').all(),
-    batches: db.prepare('SELECT id, label, prefix, quantity, serial_start FROM batches ORDER BY id').all(),
-    webhooks: db.prepare('SELECT id, url, events_json, secret, active FROM webhooks ORDER BY id').all(),
-    tombstoned: db.prepare('SELECT slug FROM slugs WHERE deleted_at IS NOT NULL ORDER BY slug').pluck().all(),
-    slugs: db.prepare('SELECT slug, node_id, minted_at FROM slugs ORDER BY slug').all(),
+      ),
+    rules: await db.all('SELECT id, node_id, rule_type, conditions_json, function_type, payload_json, priority, enabled, updated_at FROM rules ORDER BY id'),
+    templates: await db.all('SELECT id, name, function_type, payload_json, locked_fields_json, updated_at FROM templates ORDER BY id'),
+    batches: await db.all('SELECT id, label, prefix, quantity, serial_start FROM batches ORDER BY id'),
+    webhooks: await db.all('SELECT id, url, events_json, secret, active FROM webhooks ORDER BY id'),
+    tombstoned: await db.pluck('SELECT slug FROM slugs WHERE deleted_at IS NOT NULL ORDER BY slug'),
+    slugs: await db.all('SELECT slug, node_id, minted_at FROM slugs ORDER BY slug'),
   }));
 }
 
-function scansOf(dataDir: string) {
-  return readDb(dataDir, (db) => ({
-    total: db.prepare('SELECT COUNT(*) FROM scan_events').pluck().get() as number,
-    distinct: db.prepare('SELECT COUNT(DISTINCT sync_id) FROM scan_events WHERE sync_id IS NOT NULL').pluck().get() as number,
-    counts: db.prepare('SELECT id, scan_count FROM nodes WHERE scan_count > 0 ORDER BY id').all(),
+async function scansOf(dataDir: string) {
+  return readDb(dataDir, async (db) => ({
+    total: await db.value<number>('SELECT COUNT(*) FROM scan_events'),
+    distinct: await db.value<number>('SELECT COUNT(DISTINCT sync_id) FROM scan_events WHERE sync_id IS NOT NULL'),
+    counts: await db.all('SELECT id, scan_count FROM nodes WHERE scan_count > 0 ORDER BY id'),
   }));
 }
 
@@ -81,7 +79,7 @@ async function scan(site: Site, slug: string, times: number) {
 }
 
 const scanCount = (site: Site, slug: string) =>
-  readDb(site.dataDir, (db) => db.prepare('SELECT scan_count FROM nodes WHERE slug = ?').pluck().get(slug) as number);
+  readDb(site.dataDir, (db) => db.value<number>('SELECT scan_count FROM nodes WHERE slug = ?', slug));
 
 async function remoteApi(remote: Remote, method: string, path: string, body?: unknown) {
   return apiRequest(remote.proc.url, method, path, body, remote.key);
@@ -102,15 +100,16 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     const nr = await ok(remoteApi(remote, 'POST', '/nodes', node('from-remote')), 201);
     await ok(remoteApi(remote, 'POST', '/webhooks', { url: 'https://hooks.example.com/w', events: ['node.created'] }), 201);
     await syncAll(a, b);
-    expect(snapshot(a.dataDir)).toEqual(snapshot(remote.dataDir));
-    expect(snapshot(b.dataDir)).toEqual(snapshot(remote.dataDir));
-    expect(snapshot(remote.dataDir).nodes.map((n: any) => n.label).sort()).toEqual(['from-a', 'from-b', 'from-remote']); // eslint-disable-line @typescript-eslint/no-explicit-any
-    expect(snapshot(remote.dataDir).templates).toHaveLength(1);
+    expect(await snapshot(a.dataDir)).toEqual(await snapshot(remote.dataDir));
+    expect(await snapshot(b.dataDir)).toEqual(await snapshot(remote.dataDir));
+    expect((await snapshot(remote.dataDir)).nodes.map((n: any) => n.label).sort()).toEqual(['from-a', 'from-b', 'from-remote']); // eslint-disable-line @typescript-eslint/no-explicit-any
+    expect((await snapshot(remote.dataDir)).templates).toHaveLength(1);
     void tpl;
     // API keys come down (hash only), so the company key works at a site; a site's keys stay local.
-    const hashes = (dataDir: string) => readDb(dataDir, (db) => db.prepare('SELECT key_hash FROM api_keys').pluck().all() as string[]);
-    expect(hashes(a.dataDir)).toEqual(expect.arrayContaining(hashes(remote.dataDir)));
-    expect(hashes(remote.dataDir).filter((h) => hashes(a.dataDir).includes(h) && hashes(b.dataDir).includes(h))).toHaveLength(hashes(remote.dataDir).length);
+    const hashes = (dataDir: string) => readDb(dataDir, (db) => db.pluck<string>('SELECT key_hash FROM api_keys'));
+    expect(await hashes(a.dataDir)).toEqual(expect.arrayContaining(await hashes(remote.dataDir)));
+    const [onA, onB, onRemote] = [await hashes(a.dataDir), await hashes(b.dataDir), await hashes(remote.dataDir)];
+    expect(onRemote.filter((h) => onA.includes(h) && onB.includes(h))).toHaveLength(onRemote.length);
     expect((await apiRequest(a.proc.url, 'GET', `/nodes/${nb.slug}`, undefined, remote.key)).status).toBe(200);
     expect((await apiRequest(remote.proc.url, 'GET', '/nodes', undefined, a.key)).status).toBe(401);
 
@@ -126,14 +125,14 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     await waitFor('the second batch to be generated', async () => (await b.api('GET', `/batches/${clash.id}`)).body.data?.status === 'ready');
     await scan(a, nb.slug, 3);
     await scan(b, nb.slug, 2);
-    await waitFor('scans recorded', async () => scanCount(a, nb.slug) === 3 && scanCount(b, nb.slug) === 2);
+    await waitFor('scans recorded', async () => (await scanCount(a, nb.slug)) === 3 && (await scanCount(b, nb.slug)) === 2);
     expect((await statusOf(a)).pending_changes).toBeGreaterThan(40);
 
     await restartRemote(remote);
     await syncAll(a, b);
-    const r = snapshot(remote.dataDir);
-    expect(snapshot(a.dataDir)).toEqual(r);
-    expect(snapshot(b.dataDir)).toEqual(r);
+    const r = (await snapshot(remote.dataDir));
+    expect(await snapshot(a.dataDir)).toEqual(r);
+    expect(await snapshot(b.dataDir)).toEqual(r);
     expect(r.nodes.filter((n: any) => n.batch_id === batch.id)).toHaveLength(40); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(r.nodes.find((n: any) => n.slug === na.slug)).toBeUndefined(); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(r.tombstoned).toContain(na.slug);
@@ -146,28 +145,28 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     const clashes = (await ok(remoteApi(remote, 'GET', '/sync/conflicts'))).filter((c: any) => c.kind === 'serial_clash'); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(clashes).toHaveLength(2);
     // Scans went up once each; the remote counts both sites' scans.
-    expect(scansOf(remote.dataDir)).toMatchObject({ distinct: 5, total: 5 });
-    expect(scanCount({ dataDir: remote.dataDir } as Site, nb.slug)).toBe(5);
+    expect(await scansOf(remote.dataDir)).toMatchObject({ distinct: 5, total: 5 });
+    expect(await scanCount({ dataDir: remote.dataDir } as Site, nb.slug)).toBe(5);
     // Webhooks: the remote records the events of what the sites pushed; the sites deliver nothing.
-    const events = readDb(remote.dataDir, (db) => db.prepare('SELECT type, data_json FROM outbox_events ORDER BY seq').all() as Array<{ type: string; data_json: string }>);
+    const events = await readDb(remote.dataDir, (db) => db.all<{ type: string; data_json: string }>('SELECT type, data_json FROM outbox_events ORDER BY seq'));
     const created = events.filter((e) => e.type === 'node.created').map((e) => JSON.parse(e.data_json).label);
     expect(created).toEqual(expect.arrayContaining(['from-a', 'from-b', 'from-remote']));
     // No endpoint subscribes to node.scanned: the pushed scans record none, as local scans would not.
     expect(events.filter((e) => e.type === 'node.scanned')).toHaveLength(0);
     expect(events.filter((e) => e.type === 'node.deleted').map((e) => JSON.parse(e.data_json).slug)).toEqual([na.slug]);
     expect(events.filter((e) => e.type === 'batch.completed')).toHaveLength(2);
-    for (const site of [a, b]) expect(readDb(site.dataDir, (db) => db.prepare('SELECT COUNT(*) FROM webhook_deliveries').pluck().get())).toBe(0);
+    for (const site of [a, b]) expect(await readDb(site.dataDir, (db) => db.value('SELECT COUNT(*) FROM webhook_deliveries'))).toBe(0);
     // Pushing again changes nothing.
     await syncAll(a, b);
-    expect(scansOf(remote.dataDir).total).toBe(5);
+    expect((await scansOf(remote.dataDir)).total).toBe(5);
     // Once an endpoint subscribes, the scans pushed after that are events at the remote.
     const hooks = (await ok(remoteApi(remote, 'GET', '/webhooks'))) as Array<{ id: string }>;
     await ok(remoteApi(remote, 'PATCH', `/webhooks/${hooks[0]?.id}`, { events: ['node.created', 'node.scanned'] }));
     await syncAll(a, b);
     await scan(a, nb.slug, 2);
-    await waitFor('scans recorded', async () => scanCount(a, nb.slug) === 5);
+    await waitFor('scans recorded', async () => (await scanCount(a, nb.slug)) === 5);
     await syncAll(a, b);
-    const scanned = readDb(remote.dataDir, (db) => db.prepare("SELECT data_json FROM outbox_events WHERE type = 'node.scanned'").pluck().all() as string[]);
+    const scanned = await readDb(remote.dataDir, (db) => db.pluck<string>("SELECT data_json FROM outbox_events WHERE type = 'node.scanned'"));
     expect(scanned.map((d) => JSON.parse(d).node.slug)).toEqual([nb.slug, nb.slug]);
   });
 
@@ -192,9 +191,9 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     await restartRemote(remote);
     await syncAll(a, b);
 
-    const r = snapshot(remote.dataDir);
-    expect(snapshot(a.dataDir)).toEqual(r);
-    expect(snapshot(b.dataDir)).toEqual(r);
+    const r = (await snapshot(remote.dataDir));
+    expect(await snapshot(a.dataDir)).toEqual(r);
+    expect(await snapshot(b.dataDir)).toEqual(r);
     const one = r.nodes.find((n: any) => n.id === n1.id); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect(one).toMatchObject({ label: 'b-label-later', status: 'paused' });
     expect(r.nodes.find((n: any) => n.id === n2.id)).toBeUndefined(); // eslint-disable-line @typescript-eslint/no-explicit-any
@@ -256,8 +255,8 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     // A pushed API key is acknowledged and ignored: keys only come down.
     const key = { ...change(5, Date.now()), entity: 'api_key', entity_id: 'key-from-site', fields: { name: 'x', prefix: 'wmk_x', key_hash: 'f'.repeat(64), plan: 'enterprise', limits_json: null, created_at: new Date().toISOString(), revoked_at: null } };
     expect((await ok(push('token-0003', 'token-0004', 4, [key]))).acked_seq).toBe(5);
-    expect(readDb(remote.dataDir, (db) => db.prepare("SELECT COUNT(*) FROM api_keys WHERE id = 'key-from-site'").pluck().get())).toBe(0);
-    expect(readDb(remote.dataDir, (db) => db.prepare("SELECT COUNT(*) FROM templates WHERE id LIKE 'tpl-%'").pluck().get())).toBe(4);
+    expect(await readDb(remote.dataDir, (db) => db.value("SELECT COUNT(*) FROM api_keys WHERE id = 'key-from-site'"))).toBe(0);
+    expect(await readDb(remote.dataDir, (db) => db.value("SELECT COUNT(*) FROM templates WHERE id LIKE 'tpl-%'"))).toBe(4);
     // Sync pushes may be large (8 MiB, not the API's 64 KiB): 300 KiB passes, 9 MiB is refused.
     const big = (n: number, size: number) => Array.from({ length: n }, (_, i) => ({ ...change(6 + i, Date.now()), fields: { ...change(6 + i, Date.now()).fields, payload_json: JSON.stringify({ url: `https://example.com/${'x'.repeat(size)}` }) } }));
     expect((await ok(push('token-0004', 'token-0005', 5, big(300, 1000)))).acked_seq).toBe(305);
@@ -278,7 +277,7 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
       await ok(other.api('POST', '/nodes', node('from-other')), 201);
       await sync(other);
       await scan(site, n.slug, 4);
-      await waitFor('scans recorded', async () => scanCount(site, n.slug) === 4);
+      await waitFor('scans recorded', async () => (await scanCount(site, n.slug)) === 4);
 
       const path = where === 'push' ? '/v1/sync/push' : '/v1/sync/changes';
       proxy.rule = (method, p) => (p.startsWith(path) ? 'hold-response' : 'pass');
@@ -289,12 +288,12 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
       proxy.rule = () => 'pass';
       site = await restartSite(site, proxy.url, remote.key);
       await syncAll(site, other);
-      const r = snapshot(remote.dataDir);
-      expect(snapshot(site.dataDir)).toEqual(r);
-      expect(snapshot(other.dataDir)).toEqual(r);
+      const r = (await snapshot(remote.dataDir));
+      expect(await snapshot(site.dataDir)).toEqual(r);
+      expect(await snapshot(other.dataDir)).toEqual(r);
       expect(r.nodes).toHaveLength(2);
-      expect(scansOf(remote.dataDir)).toMatchObject({ total: 4, distinct: 4 });
-      expect(scanCount({ dataDir: remote.dataDir } as Site, n.slug)).toBe(4);
+      expect(await scansOf(remote.dataDir)).toMatchObject({ total: 4, distinct: 4 });
+      expect(await scanCount({ dataDir: remote.dataDir } as Site, n.slug)).toBe(4);
     });
   }
 
@@ -312,25 +311,25 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     await ok(site.api('PATCH', `/nodes/${n1.slug}`, { label: 'after-backup' }));
     const n2 = await ok(site.api('POST', '/nodes', node('after-backup-2')), 201);
     await scan(site, n2.slug, 2);
-    await waitFor('scans recorded', async () => scanCount(site, n2.slug) === 2);
+    await waitFor('scans recorded', async () => (await scanCount(site, n2.slug)) === 2);
     await syncAll(site);
-    expect(snapshot(remote.dataDir).nodes).toHaveLength(2);
+    expect((await snapshot(remote.dataDir)).nodes).toHaveLength(2);
     const before = (await statusOf(site)).incarnation;
     await stop(remote.proc);
     rmSync(remote.dataDir, { recursive: true, force: true });
     cpSync(backup, remote.dataDir, { recursive: true });
     await restartRemote(remote);
-    expect(snapshot(remote.dataDir).nodes).toHaveLength(1);
+    expect((await snapshot(remote.dataDir)).nodes).toHaveLength(1);
 
     await syncAll(site);
     const status = await statusOf(site);
     expect(status.paired).toBe(true);
     // The restored remote had a stale fencing token: the site took a new incarnation and re-pushed.
     expect(status.incarnation).not.toBe(before);
-    const r = snapshot(remote.dataDir);
-    expect(snapshot(site.dataDir)).toEqual(r);
+    const r = (await snapshot(remote.dataDir));
+    expect(await snapshot(site.dataDir)).toEqual(r);
     expect(r.nodes.map((n: any) => n.label).sort()).toEqual(['after-backup', 'after-backup-2']); // eslint-disable-line @typescript-eslint/no-explicit-any
-    expect(scansOf(remote.dataDir)).toMatchObject({ total: 2, distinct: 2 });
+    expect(await scansOf(remote.dataDir)).toMatchObject({ total: 2, distinct: 2 });
   });
 
   it('SIGKILL of the remote during a push (before and after it committed) and during a pull loses nothing and applies nothing twice', async () => {
@@ -349,15 +348,15 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
       await run;
       await restartRemote(remote);
       await syncAll(site);
-      expect(snapshot(site.dataDir)).toEqual(snapshot(remote.dataDir));
+      expect(await snapshot(site.dataDir)).toEqual(await snapshot(remote.dataDir));
     };
     for (const fault of ['hold-request', 'hold-response'] as const) {
       const n = await ok(site.api('POST', '/nodes', node(`n-${fault}`)), 201);
       await scan(site, n.slug, 2);
-      await waitFor('scans recorded', async () => scanCount(site, n.slug) === 2);
+      await waitFor('scans recorded', async () => (await scanCount(site, n.slug)) === 2);
       await killRemoteDuring('/v1/sync/push', fault);
     }
-    expect(scansOf(remote.dataDir)).toMatchObject({ total: 4, distinct: 4 });
+    expect(await scansOf(remote.dataDir)).toMatchObject({ total: 4, distinct: 4 });
 
     // And during a pull: the remote dies with the page on its way; the site re-pulls it after the restart.
     for (const fault of ['hold-request', 'hold-response'] as const) {

@@ -2,10 +2,11 @@ import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
+import pg from 'pg';
 import { afterAll, afterEach, expect } from 'vitest';
 import type { FaultProxy } from '../support/faultProxy.ts';
 import { eventually, freePort } from '../support/receiver.ts';
-import { apiRequest, repoRoot, type ServerProcess, spawnServer, tempDataDir } from '../support/server.ts';
+import { apiRequest, databaseOf, repoRoot, type ServerProcess, spawnServer, tempDataDir, testBackend } from '../support/server.ts';
 
 /*
  * Helpers for the sync process tests: a remote and sites as real CLI processes on loopback,
@@ -36,8 +37,12 @@ export async function firstKey(proc: ServerProcess): Promise<string> {
   return waitFor(`the first-run key in:\n${proc.output()}`, async () => /^\s+(wmk_[A-Za-z0-9]+)\s*$/m.exec(proc.output())?.[1], 5_000);
 }
 
-export async function spawn(dataDir: string, args: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<ServerProcess> {
-  const proc = await spawnServer(dataDir, args, env);
+/**
+ * A server process on `dataDir`. Sites are SQLite (the desktop app and LAN boxes); a remote runs
+ * on the suites' backend (PostgreSQL when WAYMARK_TEST_BACKEND=postgres, as a central instance).
+ */
+export async function spawn(dataDir: string, args: string[] = [], env: NodeJS.ProcessEnv = {}, backend: 'sqlite' | 'postgres' = 'sqlite'): Promise<ServerProcess> {
+  const proc = await spawnServer(dataDir, args, env, { backend });
   running.add(proc);
   return proc;
 }
@@ -64,7 +69,7 @@ export interface Remote {
 export async function startRemote(): Promise<Remote> {
   const dataDir = dir();
   const port = await freePort();
-  const proc = await spawn(dataDir, ['--port', String(port)]);
+  const proc = await spawn(dataDir, ['--port', String(port)], {}, testBackend);
   return { dataDir, port, url: `http://127.0.0.1:${port}`, key: await firstKey(proc), proc };
 }
 
@@ -74,13 +79,14 @@ export async function startRemote(): Promise<Remote> {
  */
 export async function startBusyRemote(): Promise<Remote> {
   const remote = await startRemote();
-  const orgId = readDb(remote.dataDir, (db) => db.prepare('SELECT id FROM organizations').pluck().get() as string);
-  const out = execFileSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'keys', 'create', '--org', orgId, '--name', 'Sites', '--plan', 'enterprise', '--data', remote.dataDir, '--json']);
+  const orgId = (await readDb(remote.dataDir, (db) => db.value<string>('SELECT id FROM organizations')))!;
+  const database = await databaseOf(remote.dataDir);
+  const out = execFileSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'keys', 'create', '--org', orgId, '--name', 'Sites', '--plan', 'enterprise', ...(database ? ['--database', database] : ['--data', remote.dataDir]), '--json']);
   return { ...remote, key: JSON.parse(out.toString()).api_key as string };
 }
 
 export async function restartRemote(remote: Remote): Promise<void> {
-  remote.proc = await spawn(remote.dataDir, ['--port', String(remote.port)]);
+  remote.proc = await spawn(remote.dataDir, ['--port', String(remote.port)], {}, testBackend);
 }
 
 export interface Site {
@@ -130,12 +136,51 @@ export async function paired(site: Site) {
   });
 }
 
-export function readDb<T>(dataDir: string, fn: (db: BetterSqlite3.Database) => T): T {
-  const db = new BetterSqlite3(join(dataDir, 'waymark.sqlite'), { readonly: true });
-  try {
-    return fn(db);
-  } finally {
-    db.close();
-  }
+/** Reads of an instance's rows, written once with `?` placeholders, on SQLite or PostgreSQL. */
+export interface Rows {
+  all<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
+  get<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T | undefined>;
+  /** The first column of every row. */
+  pluck<T = unknown>(sql: string, ...params: unknown[]): Promise<T[]>;
+  /** The first column of the first row. */
+  value<T = unknown>(sql: string, ...params: unknown[]): Promise<T | undefined>;
 }
 
+/**
+ * The rows of the instance on `dataDir`: its SQLite file, or the PostgreSQL database the test
+ * harness gave it (a remote when the suites run on PostgreSQL). Counts are numbers on both.
+ */
+export async function readDb<T>(dataDir: string, fn: (db: Rows) => Promise<T>): Promise<T> {
+  const url = await databaseOf(dataDir);
+  let all: (sql: string, params: unknown[]) => Promise<Array<Record<string, unknown>>>;
+  let close: () => Promise<void>;
+  if (url) {
+    const client = new pg.Client({ connectionString: url, types: { getTypeParser: (oid, format) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)) } as pg.CustomTypesConfig });
+    await client.connect();
+    all = async (sql, params) => {
+      let n = 0;
+      return (await client.query<Record<string, unknown>>(sql.replace(/\?/g, () => `$${++n}`), params)).rows;
+    };
+    close = () => client.end();
+  } else {
+    const db = new BetterSqlite3(join(dataDir, 'waymark.sqlite'), { readonly: true });
+    all = async (sql, params) => db.prepare(sql).all(...params) as Array<Record<string, unknown>>;
+    close = async () => {
+      db.close();
+    };
+  }
+  const rows: Rows = {
+    all: async <R,>(sql: string, ...params: unknown[]) => (await all(sql, params)) as R[],
+    get: async <R,>(sql: string, ...params: unknown[]) => (await all(sql, params))[0] as R | undefined,
+    pluck: async <R,>(sql: string, ...params: unknown[]) => (await all(sql, params)).map((r) => Object.values(r)[0] as R),
+    value: async <R,>(sql: string, ...params: unknown[]) => {
+      const first = (await all(sql, params))[0];
+      return (first === undefined ? undefined : Object.values(first)[0]) as R | undefined;
+    },
+  };
+  try {
+    return await fn(rows);
+  } finally {
+    await close();
+  }
+}
