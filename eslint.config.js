@@ -11,6 +11,11 @@ const electronBan = {
   patterns: [{ group: ['electron/*'], message: 'Only main/ may import electron.' }],
 };
 
+// The database drivers belong to server/db/ and the repositories (issue 19's storage seam).
+const driverBan = [
+  { group: ['better-sqlite3', 'pg', 'kysely'], message: 'The database driver is used only in server/db/ and repositories (repo.ts, *Repo.ts, *Storage.ts, *Writer.ts).' },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'out/', '.tools/', 'test-results/', 'playwright-report/', 'data/', 'test/contract/typed-client/generated/'] },
   js.configs.recommended,
@@ -51,6 +56,64 @@ export default tseslint.config(
             regex: '^\\.\\./(?!\\.\\.)[^/]+/(?!index\\.ts$)',
             message: 'Import another server feature through its index.ts (its public face).',
           },
+          ...driverBan,
+        ],
+      }],
+    },
+  },
+  {
+    // Repositories hold the SQL: they may use the driver and the query builder. So does the scan
+    // path's per-dialect storage: its SQLite half is hand-written on better-sqlite3 for speed
+    // (writer, sink, checkpointer worker, and the handler that takes the connection; docs/scans.md).
+    files: [
+      'server/features/**/repo.ts',
+      'server/features/**/*Repo.ts',
+      'server/features/**/*Storage.ts',
+      'server/features/**/*Writer.ts',
+      'server/features/scans/writer.ts',
+      'server/features/scans/sink.ts',
+      'server/features/scans/checkpointer.worker.ts',
+      'server/features/scans/handler.ts',
+      'server/features/**/*.test.ts',
+    ],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: electronBan.paths,
+        patterns: [
+          ...electronBan.patterns,
+          {
+            regex: '^\\.\\./(?!\\.\\.)[^/]+/(?!index\\.ts$)',
+            message: 'Import another server feature through its index.ts (its public face).',
+          },
+        ],
+      }],
+    },
+  },
+  {
+    // db/, platform/, http/ and schemas/ sit below the features (app.ts wires features together).
+    files: ['server/db/**/*.ts', 'server/platform/**/*.ts', 'server/http/**/*.ts', 'server/schemas/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: electronBan.paths,
+        patterns: [
+          ...electronBan.patterns,
+          { regex: '(^|/)features/', message: 'db/, platform/, http/ and schemas/ sit below the features: they import none.' },
+        ],
+      }],
+    },
+  },
+  {
+    // Outside db/ and the repositories, nothing touches the database driver.
+    files: ['server/platform/**/*.ts', 'server/http/**/*.ts', 'server/schemas/**/*.ts'],
+    ignores: ['**/*.test.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: electronBan.paths,
+        patterns: [
+          ...electronBan.patterns,
+          { regex: '(^|/)features/', message: 'db/, platform/, http/ and schemas/ sit below the features: they import none.' },
+          ...driverBan,
         ],
       }],
     },

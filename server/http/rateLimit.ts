@@ -1,5 +1,5 @@
 import type { Clock } from '../platform/clock.ts';
-import type { Limits } from '../features/keys/service.ts';
+import type { Limits } from './auth.ts';
 
 export type Budget = 'standard' | 'batch';
 

@@ -2,7 +2,7 @@ import type { NextFunction, Request, Response, Router } from 'express';
 import { z } from 'zod';
 import { BadRequestError, RateLimitError, UnauthorizedError, ValidationError } from '../platform/errors.ts';
 import { parseOrThrow } from '../platform/validation.ts';
-import type { AuthenticatedKey, KeyService } from '../features/keys/service.ts';
+import type { AuthenticatedKey, KeyAuthenticator } from './auth.ts';
 import type { Budget, RateLimiter } from './rateLimit.ts';
 
 export interface RouteContext<B, Q, P> {
@@ -77,7 +77,7 @@ export function defineRoute<B extends z.ZodType = z.ZodUnknown, Q extends z.ZodT
 }
 
 export interface ApiDeps {
-  keys: KeyService;
+  keys: KeyAuthenticator;
   rateLimiter: RateLimiter;
 }
 

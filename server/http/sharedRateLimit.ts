@@ -1,5 +1,5 @@
 import type { Executor } from '../db/store.ts';
-import type { Limits } from '../features/keys/service.ts';
+import type { Limits } from './auth.ts';
 import type { Clock } from '../platform/clock.ts';
 import { type Budget, type RateDecision, type RateLimiter, rateWindow } from './rateLimit.ts';
 import type { RateLimitRepo } from './rateLimitRepo.ts';

@@ -6,13 +6,11 @@ import { PLANS, type Plan } from '../../schemas/common.ts';
 import type { ApiKeyT } from '../../schemas/apiKeys.ts';
 import { generateApiKey, hashApiKey, keyPrefix } from './apiKey.ts';
 import type { ApiKeyRow, KeysRepo, OrgRow } from './repo.ts';
+import type { AuthenticatedKey, KeyAuthenticator, Limits } from '../../http/auth.ts';
+
+export type { AuthenticatedKey, Limits } from '../../http/auth.ts';
 
 /** Per-key budgets (spec "Limits"). Enterprise numbers are set per key. */
-export interface Limits {
-  standard_per_minute: number;
-  batch_per_minute: number;
-  burst_per_second: number;
-}
 
 export const PLAN_LIMITS: Record<Exclude<Plan, 'enterprise'>, Limits> = {
   developer: { standard_per_minute: 100, batch_per_minute: 10, burst_per_second: 20 },
@@ -20,14 +18,6 @@ export const PLAN_LIMITS: Record<Exclude<Plan, 'enterprise'>, Limits> = {
 };
 export const ENTERPRISE_DEFAULT_LIMITS: Limits = { standard_per_minute: 5000, batch_per_minute: 500, burst_per_second: 1000 };
 
-export interface AuthenticatedKey {
-  keyId: string;
-  orgId: string;
-  plan: Plan;
-  limits: Limits;
-  /** An instance-admin key: may act on the whole instance (pairing, the data directory). */
-  admin: boolean;
-}
 
 /** What a request made with a key that is not an instance-admin key gets where one is needed. */
 export const ADMIN_KEY_NEEDED =
@@ -36,7 +26,7 @@ export const ADMIN_KEY_NEEDED =
 /** Writes last_used_at at most this often per key, to keep auth off the write path. */
 const TOUCH_INTERVAL_MS = 60_000;
 
-export class KeyService {
+export class KeyService implements KeyAuthenticator {
   private readonly store: Store;
   private readonly repo: KeysRepo;
   private readonly clock: Clock;
