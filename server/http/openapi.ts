@@ -6,7 +6,7 @@ import type { AnyRouteSpec, HeaderDoc, ResponseDoc } from './route.ts';
 
 /** What each error status means wherever a route does not say more. */
 const ERROR_TEXT: Record<number, string> = {
-  400: 'Malformed request URL (bad percent-encoding in the path)',
+  400: 'Malformed request URL (bad percent-encoding in the path, or a NUL character in a path parameter)',
   401: 'Missing or invalid API key',
   403: 'Forbidden',
   404: 'Not found',

@@ -124,8 +124,14 @@ export function mount(router: Router, deps: ApiDeps, spec: AnyRouteSpec, jsonPar
       }
       const proto = protoKeyPath(req.body);
       if (proto !== undefined) throw new ValidationError({ [proto]: 'is not a known field' });
+      const nul = nulPath(req.body);
+      if (nul !== undefined) throw new ValidationError({ [nul]: 'must not contain NUL characters (\\u0000)' });
       body = parseOrThrow(spec.body, req.body);
     }
+    // PostgreSQL's text cannot hold a NUL character (SQLite's can): refused alike on both backends.
+    if (nulPath(req.params) !== undefined) throw new BadRequestError('Path parameters must not contain NUL characters');
+    const nulQuery = spec.query ? nulPath({ ...req.query }) : undefined;
+    if (nulQuery !== undefined) throw new ValidationError({ [nulQuery]: 'must not contain NUL characters (\\u0000)' });
     const query = spec.query ? parseOrThrow(spec.query, { ...req.query }) : req.query;
     const params = spec.params ? parseOrThrow(spec.params, req.params) : req.params;
     const apiBase = `${req.protocol}://${req.get('host') ?? 'localhost'}/v1`;
@@ -143,6 +149,25 @@ export function mount(router: Router, deps: ApiDeps, spec: AnyRouteSpec, jsonPar
  * turns that key into the copy's prototype: the field would vanish from validation instead of
  * being rejected as unknown. Iterative, so a deeply nested body cannot overflow the stack.
  */
+/** The path of the first key or string value holding a NUL character, if any. */
+export function nulPath(value: unknown): string | undefined {
+  const stack: Array<{ value: unknown; path: string }> = [{ value, path: '' }];
+  while (stack.length > 0) {
+    const { value: v, path } = stack.pop()!;
+    if (typeof v === 'string') {
+      if (v.includes('\u0000')) return path || '(value)';
+      continue;
+    }
+    if (typeof v !== 'object' || v === null) continue;
+    for (const [key, child] of Object.entries(v)) {
+      const childPath = path === '' ? key : `${path}.${key}`;
+      if (key.includes('\u0000')) return childPath.replace(/\u0000/g, '\\u0000');
+      stack.push({ value: child, path: childPath });
+    }
+  }
+  return undefined;
+}
+
 export function protoKeyPath(body: unknown): string | undefined {
   const stack: Array<{ value: unknown; path: string }> = [{ value: body, path: '' }];
   while (stack.length > 0) {

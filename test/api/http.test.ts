@@ -34,6 +34,20 @@ describe('HTTP layer: body handling, errors, request ids, health, OpenAPI', () =
   };
   const JSON_CT = { 'content-type': 'application/json' };
 
+  it('a NUL character (which PostgreSQL text cannot hold) is refused alike on both backends, and changes nothing', async () => {
+    const path = await raw('GET', '/v1/templates/%00');
+    expect(path.status).toBe(400);
+    expect(path.body).toEqual({ data: null, error: 'Path parameters must not contain NUL characters' });
+    const query = await raw('GET', '/v1/nodes?q=a%00b');
+    expect(query.status).toBe(422);
+    expect(query.body.details).toEqual({ q: 'must not contain NUL characters (\\u0000)' });
+    const before = (await server.api('GET', '/nodes?limit=1')).body.total;
+    const body = await raw('POST', '/v1/nodes', JSON.stringify({ label: 'a\u0000b', function_type: 'redirect', payload: { url: 'https://example.com' } }), JSON_CT);
+    expect(body.status).toBe(422);
+    expect(body.body.details).toEqual({ label: 'must not contain NUL characters (\\u0000)' });
+    expect((await server.api('GET', '/nodes?limit=1')).body.total).toBe(before);
+  });
+
   it('413 for a body over 64 KiB, with the spec error shape', async () => {
     const big = JSON.stringify({ label: 'x'.repeat(70 * 1024), function_type: 'redirect', payload: { url: 'https://a.b' } });
     expectError(await raw('POST', '/v1/nodes', big, JSON_CT), 413);
