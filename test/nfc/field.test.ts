@@ -118,6 +118,29 @@ describe.skipIf(skip !== null)('NFC in the field (pcscd + vpcd + virtual tags)',
     stream.close();
   });
 
+  it("writes the organization's own scan domain once it sets one (PATCH /organization), byte for byte", async () => {
+    const set = await api('PATCH', '/organization', { scan_base: 'https://tags.example.org' });
+    expect(set.status).toBe(200);
+    try {
+      const batch = await readyBatch(api, 'DOM', 1);
+      const [row] = (await manifest(api, batch.id)).nodes;
+      expect(row!.url).toBe(`https://tags.example.org/v/${row!.slug}`);
+      const stream = openEvents(base, apiKey);
+      await stream.ready;
+      const tag = new VirtualTag({ model: 'NTAG215' });
+      await tag.insert(sandbox.endpoint(0));
+      await stream.next((e) => e.type === 'tag.read');
+      const r = await api('POST', '/nfc/write', { slug: row!.slug });
+      expect(r.status).toBe(200);
+      await stream.next((ev) => ev.type === 'tag.written');
+      expect(tag.ndefMessage()).toEqual(expectedNdefUri(`https://tags.example.org/v/${row!.slug}?nfc`));
+      await lift(tag);
+      stream.close();
+    } finally {
+      expect((await api('PATCH', '/organization', { scan_base: null })).status).toBe(200);
+    }
+  });
+
   it('"Tag too small" names bigger tags than the one presented', async () => {
     const batch = await readyBatch(api, 'SMALL', 1);
     const [row] = (await manifest(api, batch.id)).nodes;
