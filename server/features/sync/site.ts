@@ -183,12 +183,18 @@ export class SiteSync {
     );
   }
 
+  /** Gives up on the calls to the remote in flight (a `POST /sync/run` past its bound). */
+  giveUp(reason: string): void {
+    this.client?.giveUp?.(reason);
+  }
+
   /**
    * One round with the remote: register this incarnation (claiming blocks taken before pairing)
    * if not done yet, then top the reserve up. Throws when the remote cannot be reached.
    */
   async step(): Promise<void> {
     if (!this.canSync()) return;
+    this.client?.resume?.();
     this.lastAttemptAt = this.now();
     try {
       try {
