@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
+import { apiRequest } from '../support/server.ts';
 import { paired, proxies, type Remote, type Site, startBusyRemote, startSite, statusOf, waitFor } from './support.ts';
 
 /*
@@ -30,6 +31,25 @@ async function cluster(count: number): Promise<{ remote: Remote; sites: LinkedSi
   }
   return { remote, sites };
 }
+
+const node = (label: string) => ({ label, function_type: 'redirect', payload: { url: `https://example.com/${label}` } });
+
+const remoteApi = (remote: Remote, method: string, path: string, body?: unknown) => apiRequest(remote.url, method, path, body, remote.key);
+
+/** One round on a site whose link is up; fails the test if the round failed. */
+async function sync(site: Site) {
+  const s = await ok(site.api('POST', '/sync/run'));
+  expect(s.last_error).toBeNull();
+  return s;
+}
+
+/** Rounds until every site has pushed everything and pulled what the others pushed. */
+async function syncAll(sites: Site[]) {
+  for (let i = 0; i < 2; i++) for (const s of sites) await sync(s);
+  for (const s of sites) expect((await statusOf(s)).pending_changes).toBe(0);
+}
+
+type Conflict = { id: number; kind: string; detail: Record<string, unknown>; resolved_at: string | null };
 
 /** The documented bound of `POST /v1/sync/run` (docs/sync.md), in ms. */
 const RUN_BOUND_MS = 15_000;
@@ -65,4 +85,43 @@ describe('sync gaps found by an outside scenario', () => {
       expect((await statusOf(site)).last_error).toBeNull();
     }
   }, 240_000);
+
+  it('logs each conflict once per instance, only where a write lost, and resolving it at the site resolves it at the remote', async () => {
+    const { remote, sites } = await cluster(3);
+    const [a, b, c] = sites as [LinkedSite, LinkedSite, LinkedSite];
+    const doomed = [await ok(a.api('POST', '/nodes', node('doomed-1')), 201), await ok(a.api('POST', '/nodes', node('doomed-2')), 201)];
+    await syncAll(sites);
+    for (const s of sites) s.link.partition();
+    // a deletes both nodes; b, offline too, edits them afterwards (twice for the first): three lost edits.
+    for (const n of doomed) await ok(a.api('DELETE', `/nodes/${n.slug}`));
+    await ok(b.api('PATCH', `/nodes/${doomed[0].slug}`, { label: 'late-1' }));
+    await ok(b.api('PATCH', `/nodes/${doomed[0].slug}`, { status: 'paused' }));
+    await ok(b.api('PATCH', `/nodes/${doomed[1].slug}`, { label: 'late-2' }));
+    // b's edits reach the remote first, then a's deletes: each instance finds the lost edits its own way.
+    b.link.heal();
+    await sync(b);
+    a.link.heal();
+    c.link.heal();
+    await syncAll(sites);
+    await syncAll(sites); // pulled again: nothing is logged twice
+
+    const lost = (list: Conflict[]) => list.filter((x) => x.kind === 'edit_after_delete');
+    const atRemote = lost(await ok(remoteApi(remote, 'GET', '/sync/conflicts')));
+    expect(atRemote).toHaveLength(3);
+    const keys = (list: Conflict[]) => list.map((x) => `${x.detail.entity_id} ${x.detail.writer} ${x.detail.hlc}`).sort();
+    expect(new Set(keys(atRemote)).size).toBe(3);
+    const atB = lost(await ok(b.api('GET', '/sync/conflicts')));
+    expect(keys(atB)).toEqual(keys(atRemote));
+    // a's deletes won and c wrote nothing: neither lists b's lost edits.
+    expect(lost(await ok(a.api('GET', '/sync/conflicts')))).toEqual([]);
+    expect(lost(await ok(c.api('GET', '/sync/conflicts')))).toEqual([]);
+
+    // Resolved at b, resolved at the remote after b's next round.
+    for (const x of atB) expect((await ok(b.api('POST', `/sync/conflicts/${x.id}/resolve`))).resolved_at).not.toBeNull();
+    expect((await statusOf(b)).conflicts).toEqual([]);
+    await sync(b);
+    const after = lost(await ok(remoteApi(remote, 'GET', '/sync/conflicts')));
+    expect(after.map((x) => x.resolved_at === null)).toEqual([false, false, false]);
+    expect(lost((await ok(remoteApi(remote, 'GET', '/sync/status'))).conflicts)).toEqual([]);
+  }, 300_000);
 });

@@ -13,6 +13,7 @@ import {
   type SyncScanT,
 } from '../../schemas/sync.ts';
 import type { ApplyContext, ChangeApplier, ConflictKind } from './apply.ts';
+import { siteOfWriter } from './conflicts.ts';
 import { ClockAheadError } from '../../platform/hlc.ts';
 import type { LeaseRegistry } from './registry.ts';
 import type { OutboxRow, ReplicationRepo, SyncRepo } from './repo.ts';
@@ -263,13 +264,6 @@ export class RemoteChanges {
     this.feed ??= await this.repo.ensureSetting(this.store.db, 'sync.feed_id', randomBytes(8).toString('hex'));
     return this.feed;
   }
-}
-
-/** The site id of a writer id `site_id/incarnation`; null for anything else. */
-function siteOfWriter(writer: unknown): string | null {
-  if (typeof writer !== 'string') return null;
-  const slash = writer.indexOf('/');
-  return slash > 0 ? writer.slice(0, slash) : null;
 }
 
 export function encodeCursor(c: Cursor): string {

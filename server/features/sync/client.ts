@@ -40,6 +40,8 @@ export interface RemoteApi {
   lease(body: LeaseInput): Promise<LeaseGrantedT>;
   push(body: PushInput): Promise<PushResultT>;
   changes(query: { cursor?: string | undefined; limit: number; site_id: string; incarnation: string }): Promise<ChangesPageT>;
+  /** Marks a conflict the remote logged (its id) resolved there too. */
+  resolveConflict(id: number): Promise<unknown>;
   /** Aborts calls in flight (shutdown must not wait for a slow remote). */
   close?(): void;
   /** Gives up on the calls in flight and any made after, until `resume` (they fail as unreachable with `reason`). */
@@ -86,6 +88,10 @@ export class HttpRemoteClient implements RemoteApi {
     const q = new URLSearchParams({ limit: String(query.limit), site_id: query.site_id, incarnation: query.incarnation });
     if (query.cursor) q.set('cursor', query.cursor);
     return this.call('GET', `/v1/sync/changes?${q}`) as Promise<ChangesPageT>;
+  }
+
+  resolveConflict(id: number): Promise<unknown> {
+    return this.post(`/v1/sync/conflicts/${id}/resolve`, {});
   }
 
   close(): void {

@@ -7,7 +7,8 @@ import type { ChangeCapture } from '../../db/changeCapture.ts';
 import type { Executor, Store } from '../../db/store.ts';
 import type { ChangeApplier } from './apply.ts';
 import type { SiteChanges } from './changes.ts';
-import { ForkedError, PushGapRemoteError, type RemoteApi, RemoteUnavailableError } from './client.ts';
+import { ForkedError, PushGapRemoteError, type RemoteApi, RemoteRefusedError, RemoteUnavailableError } from './client.ts';
+import { siteOfWriter } from './conflicts.ts';
 import type { SyncRepo } from './repo.ts';
 
 export const KEYS = {
@@ -229,6 +230,7 @@ export class SiteSync {
     if (this.replication) {
       await this.push();
       await this.pull();
+      await this.sendResolutions();
     }
     await this.topUp();
   }
@@ -290,14 +292,36 @@ export class SiteSync {
       await this.store.transaction(async (tx) => {
         const orgId = await this.localOrg(tx);
         const at = this.now();
-        const ctx = { orgId, now: at, conflict: (kind: string, detail: Record<string, unknown>) => this.repo.insertConflict(tx, kind, detail, at, orgId) };
-        for (const change of page.changes) await applier.apply(tx, change, ctx);
         // What the remote found in this site's pushes (e.g. an edit that lost to a delete made
-        // elsewhere): logged here too, so the site's console shows it.
+        // elsewhere): logged here too, so the site's console shows it. First, so that the same
+        // conflict found again below while applying merges into the remote's entry.
         for (const c of page.conflicts ?? []) await this.repo.insertConflict(tx, c.kind, { ...c.detail, found_at: 'remote' }, c.detected_at, orgId, c.id);
+        const conflict = async (kind: string, detail: Record<string, unknown>) => {
+          // Another site's edit lost to a delete: that site and the remote log it, not every
+          // instance that pulls the two changes.
+          if (kind === 'edit_after_delete' && siteOfWriter(detail.writer) !== this.siteId) return;
+          await this.repo.insertConflict(tx, kind, detail, at, orgId);
+        };
+        for (const change of page.changes) await applier.apply(tx, change, { orgId, now: at, conflict });
         await this.setSetting(tx, 'sync.cursor', page.next_cursor);
       });
       if (!page.more) return;
+    }
+  }
+
+  /**
+   * Conflicts resolved here that the remote logged too (it sent them down) are resolved there as
+   * well. One the remote no longer has (restored from a backup) counts as done.
+   */
+  private async sendResolutions(): Promise<void> {
+    const orgId = await this.store.transaction((tx) => this.localOrg(tx));
+    for (const { id, remote_id } of await this.repo.resolutionsToSend(this.store.db, orgId)) {
+      try {
+        await this.client!.resolveConflict(remote_id);
+      } catch (err) {
+        if (!(err instanceof RemoteRefusedError && err.status === 404)) throw err;
+      }
+      await this.store.transaction((tx) => this.repo.markResolvedAtRemote(tx, id, this.now()));
     }
   }
 
