@@ -117,6 +117,7 @@ async function createServices(
     assertCanMint: (count, db) => sync.assertCanMint(db, count),
     ...(config.batchLeaseMs !== undefined ? { generator: { leaseMs: config.batchLeaseMs } } : {}),
   });
+  sync.useTemplateLocks({ nodes, templates });
   const webhookFeature = createWebhooks({
     store,
     outbox,

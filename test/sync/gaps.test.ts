@@ -124,4 +124,30 @@ describe('sync gaps found by an outside scenario', () => {
     expect(after.map((x) => x.resolved_at === null)).toEqual([false, false, false]);
     expect(lost((await ok(remoteApi(remote, 'GET', '/sync/status'))).conflicts)).toEqual([]);
   }, 300_000);
+
+  it('locked template fields win after sync: a node bound offline takes the value the remote set meanwhile', async () => {
+    const { remote, sites } = await cluster(3);
+    const [a] = sites as [LinkedSite];
+    const tpl = await ok(
+      remoteApi(remote, 'POST', '/templates', { name: 'Hall Wi-Fi', function_type: 'wifi', payload: { ssid: 'Hall-Old', security: 'WPA2', password: 'old-password-1' }, locked_fields: ['ssid'] }),
+      201,
+    );
+    await syncAll(sites);
+    for (const s of sites) s.link.partition();
+    const bound = await ok(a.api('POST', '/nodes', { label: 'bound offline', function_type: 'wifi', template_id: tpl.id, payload: { password: 'site-password-1' } }), 201);
+    expect((await ok(a.api('GET', `/nodes/${bound.slug}`))).payload.ssid).toBe('Hall-Old');
+    await ok(remoteApi(remote, 'PATCH', `/templates/${tpl.id}`, { payload: { ssid: 'Hall-New' } }));
+    for (const s of sites) s.link.heal();
+    await syncAll(sites);
+    await syncAll(sites);
+
+    const everywhere = [(path: string) => remoteApi(remote, 'GET', path), ...sites.map((s) => (path: string) => s.api('GET', path))];
+    for (const get of everywhere) {
+      const n = await ok(get(`/nodes/${bound.slug}`));
+      expect(n.template_id).toBe(tpl.id);
+      // The locked field follows the template; the node's own field stays.
+      expect(n.payload).toMatchObject({ ssid: 'Hall-New', password: 'site-password-1' });
+    }
+  }, 300_000);
 });
+

@@ -14,6 +14,7 @@ import {
 } from '../../schemas/sync.ts';
 import type { ApplyContext, ChangeApplier, ConflictKind } from './apply.ts';
 import { siteOfWriter } from './conflicts.ts';
+import type { TemplateLocks } from './templateLocks.ts';
 import { ClockAheadError } from '../../platform/hlc.ts';
 import type { LeaseRegistry } from './registry.ts';
 import type { OutboxRow, ReplicationRepo, SyncRepo } from './repo.ts';
@@ -160,6 +161,8 @@ export interface RemoteEvents {
 export class RemoteChanges {
   /** Set by the app once the services exist. */
   events: RemoteEvents | null = null;
+  /** Derived writes after a push is applied (bound nodes take their templates' locked values). */
+  templateLocks: TemplateLocks | null = null;
   private readonly store: Store;
   private readonly rows: ReplicationRepo;
   private readonly repo: SyncRepo;
@@ -220,6 +223,7 @@ export class RemoteChanges {
         if (change.entity !== 'api_key') await this.applier.apply(tx, change, ctx);
         last = change.seq;
       }
+      await this.templateLocks?.afterApply(tx, orgId, fresh, ctx.now);
       const scans = await this.applier.applyScans(tx, input.scans, orgId);
       if (scans.added.length) await this.events?.scanned(tx, orgId, scans.added);
       await this.rows.setPushState(tx, input.site_id, input.incarnation, last);

@@ -9,6 +9,7 @@ import type { ChangeApplier } from './apply.ts';
 import type { SiteChanges } from './changes.ts';
 import { ForkedError, PushGapRemoteError, type RemoteApi, RemoteRefusedError, RemoteUnavailableError } from './client.ts';
 import { siteOfWriter } from './conflicts.ts';
+import type { TemplateLocks } from './templateLocks.ts';
 import type { SyncRepo } from './repo.ts';
 
 export const KEYS = {
@@ -66,6 +67,8 @@ export class SiteSync {
   private readonly clock: Clock;
   private readonly logger: SyncLogger;
   private client: RemoteApi | undefined;
+  /** Derived writes after a pulled page is applied (bound nodes take their templates' locked values). */
+  templateLocks: TemplateLocks | null = null;
   readonly reserveBlocks: number;
   private readonly siteName: string;
   private readonly replication: SiteSyncOptions['replication'];
@@ -303,6 +306,7 @@ export class SiteSync {
           await this.repo.insertConflict(tx, kind, detail, at, orgId);
         };
         for (const change of page.changes) await applier.apply(tx, change, { orgId, now: at, conflict });
+        await this.templateLocks?.afterApply(tx, orgId, page.changes, at);
         await this.setSetting(tx, 'sync.cursor', page.next_cursor);
       });
       if (!page.more) return;
