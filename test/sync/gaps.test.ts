@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
 import { apiRequest } from '../support/server.ts';
-import { paired, proxies, type Remote, type Site, startBusyRemote, startSite, statusOf, waitFor } from './support.ts';
+import { paired, proxies, readDb, type Remote, type Site, startBusyRemote, startSite, statusOf, waitFor } from './support.ts';
 
 /*
  * What an outside scenario with one remote and several sites found (issue 15, item 4), as real
@@ -149,5 +149,45 @@ describe('sync gaps found by an outside scenario', () => {
       expect(n.payload).toMatchObject({ ssid: 'Hall-New', password: 'site-password-1' });
     }
   }, 300_000);
+
+  it('batch serials are unique per organization across instances: online batches continue after the offline ones, an offline repeat is a logged clash', async () => {
+    const { remote, sites } = await cluster(3);
+    const [a, b, c] = sites as [LinkedSite, LinkedSite, LinkedSite];
+    type Api = (method: string, path: string, body?: unknown) => ReturnType<typeof apiRequest>;
+    const batch = async (api: Api, label: string) => {
+      const made = await ok(api('POST', '/batches', { label, prefix: 'FAIR', quantity: 5, function_type: 'redirect', base_payload: { url: 'https://example.com/fair' } }), 201);
+      await waitFor(`batch ${label} ready`, async () => (await ok(api('GET', `/batches/${made.id}`))).status === 'ready', 120_000, 200);
+      return made;
+    };
+    a.link.partition();
+    b.link.partition();
+    await batch(a.api, 'offline at a');
+    await batch(b.api, 'offline at b');
+    a.link.heal();
+    b.link.heal();
+    await sync(a);
+    await sync(b);
+    // Every link up: a site (that has not pulled the offline batches yet: its numbers come from
+    // the remote), then the remote.
+    await batch(c.api, 'online at c');
+    await syncAll(sites);
+    await batch((m, p, body) => remoteApi(remote, m, p, body), 'at the remote');
+    await syncAll(sites);
+
+    const offline = ['FAIR-001', 'FAIR-002', 'FAIR-003', 'FAIR-004', 'FAIR-005'];
+    for (const dataDir of [remote.dataDir, ...sites.map((s) => s.dataDir)]) {
+      const serials = readDb(dataDir, (db) => db.prepare("SELECT serial FROM nodes WHERE serial LIKE 'FAIR-%' ORDER BY serial").pluck().all() as string[]);
+      expect(serials).toHaveLength(20);
+      // The two offline batches repeat each other (nobody could number them); nothing else repeats.
+      const counts = new Map<string, number>();
+      for (const x of serials) counts.set(x, (counts.get(x) ?? 0) + 1);
+      expect([...counts].filter(([, n]) => n > 1).map(([x]) => x)).toEqual(offline);
+      expect([...counts.values()].every((n) => n <= 2)).toBe(true);
+      expect(serials.filter((x) => !offline.includes(x))).toEqual(['FAIR-006', 'FAIR-007', 'FAIR-008', 'FAIR-009', 'FAIR-010', 'FAIR-011', 'FAIR-012', 'FAIR-013', 'FAIR-014', 'FAIR-015']);
+    }
+    // The offline repeat is a conflict, once per serial.
+    const clashes = ((await ok(remoteApi(remote, 'GET', '/sync/conflicts'))) as Conflict[]).filter((x) => x.kind === 'serial_clash');
+    expect(clashes.map((x) => x.detail.serial).sort()).toEqual(offline);
+  }, 400_000);
 });
 

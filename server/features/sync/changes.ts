@@ -14,6 +14,7 @@ import {
 } from '../../schemas/sync.ts';
 import type { ApplyContext, ChangeApplier, ConflictKind } from './apply.ts';
 import { siteOfWriter } from './conflicts.ts';
+import type { SerialRanges } from './serialRanges.ts';
 import type { TemplateLocks } from './templateLocks.ts';
 import { ClockAheadError } from '../../platform/hlc.ts';
 import type { LeaseRegistry } from './registry.ts';
@@ -163,6 +164,8 @@ export class RemoteChanges {
   events: RemoteEvents | null = null;
   /** Derived writes after a push is applied (bound nodes take their templates' locked values). */
   templateLocks: TemplateLocks | null = null;
+  /** Batch serial numbering moves past batches that sites push (serialRanges.ts). */
+  serialRanges: SerialRanges | null = null;
   private readonly store: Store;
   private readonly rows: ReplicationRepo;
   private readonly repo: SyncRepo;
@@ -224,6 +227,7 @@ export class RemoteChanges {
         last = change.seq;
       }
       await this.templateLocks?.afterApply(tx, orgId, fresh, ctx.now);
+      await this.serialRanges?.afterApply(tx, orgId, fresh);
       const scans = await this.applier.applyScans(tx, input.scans, orgId);
       if (scans.added.length) await this.events?.scanned(tx, orgId, scans.added);
       await this.rows.setPushState(tx, input.site_id, input.incarnation, last);

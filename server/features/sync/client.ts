@@ -7,6 +7,8 @@ import {
   type PushInput,
   type PushResultT,
   type RegisterSiteInput,
+  type SerialsGrantedT,
+  type SerialsInput,
   type SiteRegisteredT,
   UNKNOWN_INCARNATION_ERROR,
 } from '../../schemas/sync.ts';
@@ -40,6 +42,8 @@ export interface RemoteApi {
   lease(body: LeaseInput): Promise<LeaseGrantedT>;
   push(body: PushInput): Promise<PushResultT>;
   changes(query: { cursor?: string | undefined; limit: number; site_id: string; incarnation: string }): Promise<ChangesPageT>;
+  /** Reserves batch serials for a prefix at the remote (`POST /v1/sync/serials`). */
+  serials?(body: SerialsInput): Promise<SerialsGrantedT>;
   /** Marks a conflict the remote logged (its id) resolved there too. */
   resolveConflict(id: number): Promise<unknown>;
   /** Aborts calls in flight (shutdown must not wait for a slow remote). */
@@ -88,6 +92,10 @@ export class HttpRemoteClient implements RemoteApi {
     const q = new URLSearchParams({ limit: String(query.limit), site_id: query.site_id, incarnation: query.incarnation });
     if (query.cursor) q.set('cursor', query.cursor);
     return this.call('GET', `/v1/sync/changes?${q}`) as Promise<ChangesPageT>;
+  }
+
+  serials(body: SerialsInput): Promise<SerialsGrantedT> {
+    return this.post('/v1/sync/serials', body) as Promise<SerialsGrantedT>;
   }
 
   resolveConflict(id: number): Promise<unknown> {

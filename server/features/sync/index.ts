@@ -12,6 +12,7 @@ import { type PruneOptions, SyncPruner } from './prune.ts';
 import { LeaseRegistry } from './registry.ts';
 import { ReplicationRepo, SyncRepo } from './repo.ts';
 import { SiteSync, type SyncLogger } from './site.ts';
+import { SerialRanges } from './serialRanges.ts';
 import { TemplateLocks } from './templateLocks.ts';
 import { SyncWorker, type SyncWorkerOptions } from './worker.ts';
 
@@ -109,6 +110,14 @@ export async function createSync({ store, clock, outbox, logger, dataDir, databa
       site.templateLocks = locks;
       remoteChanges.templateLocks = locks;
     },
+    /** Once batches exist: serials numbered by the remote (serialRanges.ts). */
+    useSerialCounters(counters: ConstructorParameters<typeof SerialRanges>[1]): void {
+      const ranges = new SerialRanges(store, counters);
+      site.serialRanges = ranges;
+      remoteChanges.serialRanges = ranges;
+    },
+    /** For batch creation, before its transaction: serials from the remote on a paired site online (null: number here). */
+    remoteSerials: (orgId: string, prefix: string, quantity: number) => site.remoteSerials(orgId, prefix, quantity),
     /** For batch creation, in its transaction: 409 when the reserve cannot cover the batch. */
     assertCanMint: site.assertCanMint,
   };

@@ -9,6 +9,7 @@ import type { ChangeApplier } from './apply.ts';
 import type { SiteChanges } from './changes.ts';
 import { ForkedError, PushGapRemoteError, type RemoteApi, RemoteRefusedError, RemoteUnavailableError } from './client.ts';
 import { siteOfWriter } from './conflicts.ts';
+import type { SerialRanges } from './serialRanges.ts';
 import type { TemplateLocks } from './templateLocks.ts';
 import type { SyncRepo } from './repo.ts';
 
@@ -69,6 +70,8 @@ export class SiteSync {
   private client: RemoteApi | undefined;
   /** Derived writes after a pulled page is applied (bound nodes take their templates' locked values). */
   templateLocks: TemplateLocks | null = null;
+  /** Batch serial numbering moves past batches that arrive (serialRanges.ts). */
+  serialRanges: SerialRanges | null = null;
   readonly reserveBlocks: number;
   private readonly siteName: string;
   private readonly replication: SiteSyncOptions['replication'];
@@ -185,6 +188,23 @@ export class SiteSync {
         ? `No slugs left in this site's reserve: ${where} (see GET /v1/sync/status)`
         : `This site's slug reserve has ${available} slugs left, not enough for ${count}: ${where} (see GET /v1/sync/status)`,
     );
+  }
+
+  /**
+   * The first of `quantity` serials for `prefix`, reserved at the remote; null when this instance
+   * numbers itself: not a paired site, another organization than the bound one, or the remote
+   * cannot be reached (offline: the serials may repeat another site's, which push logs as a
+   * `serial_clash`).
+   */
+  async remoteSerials(orgId: string, prefix: string, quantity: number): Promise<number | null> {
+    if (!this.canSync() || !this.isRegistered() || !this.client?.serials) return null;
+    if ((await this.boundOrg(this.store.db)) !== orgId) return null;
+    try {
+      return (await this.client.serials({ prefix, quantity })).serial_start;
+    } catch (err) {
+      this.logger.info(`sync: serials for ${prefix} numbered here, not by the remote: ${err instanceof Error ? err.message : String(err)}`);
+      return null;
+    }
   }
 
   /** Gives up on the calls to the remote in flight (a `POST /sync/run` past its bound). */
@@ -307,6 +327,7 @@ export class SiteSync {
         };
         for (const change of page.changes) await applier.apply(tx, change, { orgId, now: at, conflict });
         await this.templateLocks?.afterApply(tx, orgId, page.changes, at);
+        await this.serialRanges?.afterApply(tx, orgId, page.changes);
         await this.setSetting(tx, 'sync.cursor', page.next_cursor);
       });
       if (!page.more) return;
