@@ -26,6 +26,7 @@ const onPostgresToo = [
   'test/webhooks/disable.test.ts',
   // Sync: the remote on PostgreSQL (a central instance), its sites on SQLite.
   'test/sync/events.test.ts',
+  'test/sync/gaps.test.ts',
   'test/sync/leases.test.ts',
   'test/sync/pairing.test.ts',
   'test/sync/regressions.test.ts',

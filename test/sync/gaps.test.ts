@@ -176,7 +176,7 @@ describe('sync gaps found by an outside scenario', () => {
 
     const offline = ['FAIR-001', 'FAIR-002', 'FAIR-003', 'FAIR-004', 'FAIR-005'];
     for (const dataDir of [remote.dataDir, ...sites.map((s) => s.dataDir)]) {
-      const serials = readDb(dataDir, (db) => db.prepare("SELECT serial FROM nodes WHERE serial LIKE 'FAIR-%' ORDER BY serial").pluck().all() as string[]);
+      const serials = await readDb(dataDir, (db) => db.pluck<string>("SELECT serial FROM nodes WHERE serial LIKE 'FAIR-%' ORDER BY serial"));
       expect(serials).toHaveLength(20);
       // The two offline batches repeat each other (nobody could number them); nothing else repeats.
       const counts = new Map<string, number>();

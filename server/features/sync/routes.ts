@@ -134,6 +134,7 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
     defineRoute({
       method: 'post',
       path: '/sync/serials',
+      operationId: 'reserveSyncSerials',
       summary: 'Remote side: reserve batch serial numbers for a prefix (a site online numbers its batches with these)',
       tags,
       body: SerialsBody,
