@@ -567,6 +567,9 @@ export class ReplicationRepo {
   }
   /** Another node of the organization with this serial (the first made), if any. */
   async serialHolder(db: Executor, orgId: string, serial: Value, nodeId: string): Promise<string | undefined> {
+    // Two pushes applying the same serial at once (PostgreSQL) would each miss the other's node:
+    // the second waits for the first to commit, then sees it.
+    await advisoryLock(db, this.dialect, `sync-serial:${orgId}:${String(serial)}`);
     const row = await db
       .selectFrom('nodes')
       .select('id')
