@@ -115,8 +115,11 @@ async function createServices(
     slugSource: sync.slugSource,
     blockTaken: sync.blockTaken,
     assertCanMint: (count, db) => sync.assertCanMint(db, count),
+    serialsFromRemote: sync.remoteSerials,
     ...(config.batchLeaseMs !== undefined ? { generator: { leaseMs: config.batchLeaseMs } } : {}),
   });
+  sync.useTemplateLocks({ nodes, templates });
+  sync.useSerialCounters(batches);
   const webhookFeature = createWebhooks({
     store,
     outbox,

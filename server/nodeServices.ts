@@ -31,6 +31,7 @@ export interface NodeServicesDeps {
   blockTaken?: BlockTaken;
   /** Throws (409) when the slug source cannot cover a batch (sync). */
   assertCanMint?: (count: number, db: Executor) => void | Promise<void>;
+  serialsFromRemote?: (orgId: string, prefix: string, quantity: number) => Promise<number | null>;
   generator?: BatchGeneratorOptions;
 }
 
@@ -52,6 +53,7 @@ export function createNodeServices(deps: NodeServicesDeps) {
     nodes,
     apiBase: deps.apiBase,
     ...(deps.assertCanMint ? { assertCanMint: deps.assertCanMint } : {}),
+    ...(deps.serialsFromRemote ? { serialsFromRemote: deps.serialsFromRemote } : {}),
   });
   // On PostgreSQL other processes generate from the same database: batches are leased.
   const generator = new BatchGenerator(batches, clock, { shared: store.dialect === 'postgres', ...deps.generator });

@@ -278,12 +278,14 @@ export interface Slugs {
 }
 
 export interface SyncConflicts {
+  conflict_key: string | null;
   detail_json: string;
   detected_at: string;
   id: Generated<number>;
   kind: string;
   org_id: string | null;
   remote_id: number | null;
+  remote_resolved_at: string | null;
   resolved_at: string | null;
 }
 

@@ -63,6 +63,20 @@ export const LeaseGranted = z
   })
   .meta({ id: 'LeaseGranted' });
 
+export const SerialsBody = z
+  .strictObject({
+    prefix: z.string().regex(/^[A-Za-z0-9_-]{1,32}$/, 'must be 1 to 32 letters, digits, _ or -'),
+    quantity: z.number({ error: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(500, 'must be at most 500'),
+  })
+  .meta({ id: 'SerialsBody' });
+
+export const SerialsGranted = z
+  .object({ serial_start: z.number().int().meta({ description: 'The first of `quantity` serial numbers reserved for the prefix in the organization.' }) })
+  .meta({ id: 'SerialsGranted' });
+
+export type SerialsInput = z.infer<typeof SerialsBody>;
+export type SerialsGrantedT = z.infer<typeof SerialsGranted>;
+
 export const VerifySlugsBody = z
   .strictObject({
     site_id: id,

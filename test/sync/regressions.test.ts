@@ -134,7 +134,8 @@ describe('sync model regressions', () => {
     });
   }
   for (const c of cases) {
-    it(`${c.title} (seed ${c.seed})`, { timeout: 60_000 }, async () => {
+    // A seeded case replays many rounds of real processes: a loaded 2-core machine needs minutes.
+    it(`${c.title} (seed ${c.seed})`, { timeout: 240_000 }, async () => {
       await fc.assert(syncProperty({ processes: c.processes ?? false, replayPath: c.replayPath, generators: c.generators, ...(c.maxCommands ? { maxCommands: c.maxCommands } : {}) }), { seed: c.seed, path: c.path, numRuns: 1, endOnFailure: true });
     });
     it(`${c.title} (steps)`, { timeout: 60_000 }, async () => {

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Dialect, Executor } from '../../db/store.ts';
 import type { BatchStatus, FunctionType } from '../../schemas/common.ts';
 
@@ -121,6 +122,16 @@ export class BatchesRepo {
       .returning('next_number')
       .executeTakeFirstOrThrow();
     return row.next_number - quantity;
+  }
+
+  /** Numbering of `prefix` continues at `next` at least (serials seen from elsewhere, or granted by the remote). */
+  async raiseSerials(db: Executor, orgId: string, prefix: string, next: number): Promise<void> {
+    const greater = this.dialect === 'postgres' ? sql<number>`GREATEST(serial_counters.next_number, excluded.next_number)` : sql<number>`MAX(serial_counters.next_number, excluded.next_number)`;
+    await db
+      .insertInto('serial_counters')
+      .values({ org_id: orgId, prefix, next_number: next })
+      .onConflict((oc) => oc.columns(['org_id', 'prefix']).doUpdateSet({ next_number: greater }))
+      .execute();
   }
 
   /**

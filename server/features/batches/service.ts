@@ -31,6 +31,11 @@ export interface BatchServiceDeps {
   apiBase: string;
   /** Throws (409) when the slug source cannot cover `count` new nodes (a paired site's reserve). */
   assertCanMint?: (count: number, db: Executor) => void | Promise<void>;
+  /**
+   * A paired site's serials come from its remote while it is online (docs/sync.md, "Batch
+   * serials"): the first of `quantity` numbers, or null to number here (standalone, offline).
+   */
+  serialsFromRemote?: (orgId: string, prefix: string, quantity: number) => Promise<number | null>;
 }
 
 /** The generator's hold on a batch while it makes a chunk (generator.ts). */
@@ -79,8 +84,10 @@ export class BatchService {
   }
 
   /** Records the batch and reserves its serials; nodes are made by the generator. */
-  create(orgId: string, input: CreateBatchInput): Promise<BatchRow> {
+  async create(orgId: string, input: CreateBatchInput): Promise<BatchRow> {
     const { store, batches, templates } = this.deps;
+    // Asked before the transaction: no network call inside one.
+    const granted = (await this.deps.serialsFromRemote?.(orgId, input.prefix, input.quantity)) ?? null;
     return store.transaction(async (tx) => {
       if (input.template_id !== undefined) {
         const template = await templates.get(tx, orgId, input.template_id);
@@ -100,7 +107,7 @@ export class BatchService {
         label: input.label,
         prefix: input.prefix,
         quantity: input.quantity,
-        serial_start: await batches.reserveSerials(tx, orgId, input.prefix, input.quantity),
+        serial_start: granted ?? (await batches.reserveSerials(tx, orgId, input.prefix, input.quantity)),
         function_type: input.function_type,
         base_payload: input.base_payload ?? null,
         template_id: input.template_id ?? null,
@@ -110,6 +117,7 @@ export class BatchService {
         created_at: now,
         updated_at: now,
       };
+      if (granted !== null) await batches.raiseSerials(tx, orgId, input.prefix, granted + input.quantity);
       await batches.insert(tx, batch);
       return batch;
     });
@@ -268,6 +276,16 @@ export class BatchService {
    * The event for a batch a site pushed (sync applies it; the remote emits the webhook events):
    * a site pushes a batch once it is complete. Runs in the push's transaction.
    */
+  /** For sync: reserves serials at the remote for a site (`POST /v1/sync/serials`); returns the first. */
+  reserveSerials(tx: Executor, orgId: string, prefix: string, quantity: number): Promise<number> {
+    return this.deps.batches.reserveSerials(tx, orgId, prefix, quantity);
+  }
+
+  /** For sync: a batch arrived from elsewhere; numbering of its prefix continues after it. */
+  serialsSeen(tx: Executor, orgId: string, prefix: string, next: number): Promise<void> {
+    return this.deps.batches.raiseSerials(tx, orgId, prefix, next);
+  }
+
   async remoteChangeApplied(tx: Executor, orgId: string, change: Pick<SyncChangeT, 'entity' | 'entity_id'>, effect: 'created' | 'updated' | 'deleted'): Promise<void> {
     if (change.entity !== 'batch' || effect !== 'created') return;
     const batch = await this.deps.batches.get(tx, orgId, change.entity_id);

@@ -236,10 +236,11 @@ export class ChangeApplier {
           await ctx.conflict('slug_duplicate', { entity_id: change.entity_id, slug, holder, writer: change.writer, hlc: change.hlc, fields: change.fields });
           return;
         }
-        if (f.serial !== null && (await this.repo.serialTaken(tx, ctx.orgId, f.serial!, change.entity_id))) {
+        const serialHolder = f.serial === null ? undefined : await this.repo.serialHolder(tx, ctx.orgId, f.serial!, change.entity_id);
+        if (serialHolder !== undefined) {
           // Serials are printed labels, never refused: both nodes keep theirs (migration 055 made
           // serials non-unique for this).
-          await ctx.conflict('serial_clash', { entity_id: change.entity_id, serial: f.serial, writer: change.writer, hlc: change.hlc });
+          await ctx.conflict('serial_clash', { entity_id: change.entity_id, serial: f.serial, holder: serialHolder, writer: change.writer, hlc: change.hlc });
         }
         if (f.template_id !== null && !(await this.repo.templateExists(tx, f.template_id!))) f.template_id = null;
         if (f.batch_id !== null && !(await this.repo.batchExists(tx, f.batch_id!))) f.batch_id = null;

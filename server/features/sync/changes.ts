@@ -13,6 +13,9 @@ import {
   type SyncScanT,
 } from '../../schemas/sync.ts';
 import type { ApplyContext, ChangeApplier, ConflictKind } from './apply.ts';
+import { siteOfWriter } from './conflicts.ts';
+import type { SerialRanges } from './serialRanges.ts';
+import type { TemplateLocks } from './templateLocks.ts';
 import { ClockAheadError } from '../../platform/hlc.ts';
 import type { LeaseRegistry } from './registry.ts';
 import type { OutboxRow, ReplicationRepo, SyncRepo } from './repo.ts';
@@ -159,6 +162,10 @@ export interface RemoteEvents {
 export class RemoteChanges {
   /** Set by the app once the services exist. */
   events: RemoteEvents | null = null;
+  /** Derived writes after a push is applied (bound nodes take their templates' locked values). */
+  templateLocks: TemplateLocks | null = null;
+  /** Batch serial numbering moves past batches that sites push (serialRanges.ts). */
+  serialRanges: SerialRanges | null = null;
   private readonly store: Store;
   private readonly rows: ReplicationRepo;
   private readonly repo: SyncRepo;
@@ -219,6 +226,8 @@ export class RemoteChanges {
         if (change.entity !== 'api_key') await this.applier.apply(tx, change, ctx);
         last = change.seq;
       }
+      await this.templateLocks?.afterApply(tx, orgId, fresh, ctx.now);
+      await this.serialRanges?.afterApply(tx, orgId, fresh);
       const scans = await this.applier.applyScans(tx, input.scans, orgId);
       if (scans.added.length) await this.events?.scanned(tx, orgId, scans.added);
       await this.rows.setPushState(tx, input.site_id, input.incarnation, last);
@@ -263,13 +272,6 @@ export class RemoteChanges {
     this.feed ??= await this.repo.ensureSetting(this.store.db, 'sync.feed_id', randomBytes(8).toString('hex'));
     return this.feed;
   }
-}
-
-/** The site id of a writer id `site_id/incarnation`; null for anything else. */
-function siteOfWriter(writer: unknown): string | null {
-  if (typeof writer !== 'string') return null;
-  const slash = writer.indexOf('/');
-  return slash > 0 ? writer.slice(0, slash) : null;
 }
 
 export function encodeCursor(c: Cursor): string {

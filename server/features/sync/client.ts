@@ -7,6 +7,8 @@ import {
   type PushInput,
   type PushResultT,
   type RegisterSiteInput,
+  type SerialsGrantedT,
+  type SerialsInput,
   type SiteRegisteredT,
   UNKNOWN_INCARNATION_ERROR,
 } from '../../schemas/sync.ts';
@@ -40,8 +42,24 @@ export interface RemoteApi {
   lease(body: LeaseInput): Promise<LeaseGrantedT>;
   push(body: PushInput): Promise<PushResultT>;
   changes(query: { cursor?: string | undefined; limit: number; site_id: string; incarnation: string }): Promise<ChangesPageT>;
+  /** Reserves batch serials for a prefix at the remote (`POST /v1/sync/serials`). */
+  serials?(body: SerialsInput): Promise<SerialsGrantedT>;
+  /** Marks a conflict the remote logged (its id) resolved there too. */
+  resolveConflict(id: number): Promise<unknown>;
   /** Aborts calls in flight (shutdown must not wait for a slow remote). */
   close?(): void;
+  /** Gives up on the calls in flight and any made after, until `resume` (they fail as unreachable with `reason`). */
+  giveUp?(reason: string): void;
+  /** Calls go ahead again (at the start of each round). */
+  resume?(): void;
+}
+
+/** How long one call to the remote may take, and so how long `POST /v1/sync/run` waits at most. */
+export const REMOTE_CALL_TIMEOUT_MS = 15_000;
+
+/** The error of a call the remote accepted but did not answer in time. */
+export function noAnswerWithin(ms: number): string {
+  return `Remote did not answer within ${Math.round(ms / 1000)} s`;
 }
 
 /** Talks to the remote's /v1/sync endpoints with the site's remote key. */
@@ -50,8 +68,9 @@ export class HttpRemoteClient implements RemoteApi {
   private readonly key: string;
   private readonly timeoutMs: number;
   private readonly closing = new AbortController();
+  private givingUp = new AbortController();
 
-  constructor(url: string, key: string, timeoutMs = 15_000) {
+  constructor(url: string, key: string, timeoutMs = REMOTE_CALL_TIMEOUT_MS) {
     this.base = url.replace(/\/+$/, '');
     this.key = key;
     this.timeoutMs = timeoutMs;
@@ -75,8 +94,24 @@ export class HttpRemoteClient implements RemoteApi {
     return this.call('GET', `/v1/sync/changes?${q}`) as Promise<ChangesPageT>;
   }
 
+  serials(body: SerialsInput): Promise<SerialsGrantedT> {
+    return this.post('/v1/sync/serials', body) as Promise<SerialsGrantedT>;
+  }
+
+  resolveConflict(id: number): Promise<unknown> {
+    return this.post(`/v1/sync/conflicts/${id}/resolve`, {});
+  }
+
   close(): void {
     this.closing.abort(new Error('shutting down'));
+  }
+
+  giveUp(reason: string): void {
+    this.givingUp.abort(new Error(reason));
+  }
+
+  resume(): void {
+    if (this.givingUp.signal.aborted) this.givingUp = new AbortController();
   }
 
   private post(path: string, body: unknown): Promise<unknown> {
@@ -91,10 +126,12 @@ export class HttpRemoteClient implements RemoteApi {
         method,
         headers: { authorization: `Bearer ${this.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.any([AbortSignal.timeout(this.timeoutMs), this.closing.signal]),
+        signal: AbortSignal.any([AbortSignal.timeout(this.timeoutMs), this.closing.signal, this.givingUp.signal]),
       });
       text = await res.text();
     } catch (err) {
+      // A remote that accepts the connection but never answers ends here too, by the timeout.
+      if (err instanceof DOMException && err.name === 'TimeoutError') throw new RemoteUnavailableError(`Remote unreachable: ${noAnswerWithin(this.timeoutMs)}`);
       throw new RemoteUnavailableError(`Remote unreachable: ${err instanceof Error ? (err.cause instanceof Error ? err.cause.message : err.message) : String(err)}`);
     }
     let parsed: { data?: unknown; error?: string; details?: Record<string, string> } | undefined;

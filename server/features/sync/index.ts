@@ -12,6 +12,8 @@ import { type PruneOptions, SyncPruner } from './prune.ts';
 import { LeaseRegistry } from './registry.ts';
 import { ReplicationRepo, SyncRepo } from './repo.ts';
 import { SiteSync, type SyncLogger } from './site.ts';
+import { SerialRanges } from './serialRanges.ts';
+import { TemplateLocks } from './templateLocks.ts';
 import { SyncWorker, type SyncWorkerOptions } from './worker.ts';
 
 /** Sync settings (serve --remote/--remote-key; the rest for tests and tuning). */
@@ -102,6 +104,20 @@ export async function createSync({ store, clock, outbox, logger, dataDir, databa
     slugSource: site.slugSource,
     /** For SlugAllocator: the remote's own blocks never collide with blocks leased to sites. */
     blockTaken: (db: Executor, block: number) => registry.isTaken(db, block),
+    /** Once nodes and templates exist: bound nodes take their templates' locked values after sync applies changes. */
+    useTemplateLocks(deps: ConstructorParameters<typeof TemplateLocks>[0]): void {
+      const locks = new TemplateLocks(deps);
+      site.templateLocks = locks;
+      remoteChanges.templateLocks = locks;
+    },
+    /** Once batches exist: serials numbered by the remote (serialRanges.ts). */
+    useSerialCounters(counters: ConstructorParameters<typeof SerialRanges>[1]): void {
+      const ranges = new SerialRanges(store, counters);
+      site.serialRanges = ranges;
+      remoteChanges.serialRanges = ranges;
+    },
+    /** For batch creation, before its transaction: serials from the remote on a paired site online (null: number here). */
+    remoteSerials: (orgId: string, prefix: string, quantity: number) => site.remoteSerials(orgId, prefix, quantity),
     /** For batch creation, in its transaction: 409 when the reserve cannot cover the batch. */
     assertCanMint: site.assertCanMint,
   };

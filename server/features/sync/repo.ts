@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { SyncEntity } from '../../schemas/sync.ts';
 import type { Dialect, Executor } from '../../db/store.ts';
 import { BLOCK_SIZE } from '../slugs/index.ts';
+import { conflictKey } from './conflicts.ts';
 
 export interface SiteRow {
   site_id: string;
@@ -251,9 +252,43 @@ export class SyncRepo {
   async openBlocks(db: Executor): Promise<Array<{ block: number; next_offset: number }>> {
     return db.selectFrom('slug_blocks').select(['block', 'next_offset']).where('next_offset', '<', BLOCK_SIZE).execute();
   }
-  /** `orgId` null: a conflict of the instance itself (a block conflict), shown to every organization. */
-  async insertConflict(db: Executor, kind: string, detail: unknown, at: string, orgId: string | null, remoteId: number | null = null): Promise<void> {
-    await db.insertInto('sync_conflicts').values({ kind, detail_json: JSON.stringify(detail), detected_at: at, org_id: orgId, remote_id: remoteId }).execute();
+  /**
+   * `orgId` null: a conflict of the instance itself (a block conflict), shown to every organization.
+   * One entry per conflict (`conflictKey`): a conflict logged again is skipped, and the remote's copy
+   * of one this side logged itself (`remoteId`) gives that entry the remote's id and detail.
+   */
+  async insertConflict(db: Executor, kind: string, detail: Record<string, unknown>, at: string, orgId: string | null, remoteId: number | null = null): Promise<void> {
+    const key = orgId === null ? null : conflictKey(kind, detail);
+    const detailJson = JSON.stringify(detail);
+    await db
+      .insertInto('sync_conflicts')
+      .values({ kind, detail_json: detailJson, detected_at: at, org_id: orgId, remote_id: remoteId, conflict_key: key })
+      .onConflict((oc) => oc.columns(['org_id', 'conflict_key']).where('conflict_key', 'is not', null).doNothing())
+      .execute();
+    if (remoteId === null || key === null) return;
+    await db
+      .updateTable('sync_conflicts')
+      .set({ remote_id: remoteId, detail_json: detailJson })
+      .where('org_id', '=', orgId)
+      .where('conflict_key', '=', key)
+      .where('remote_id', 'is', null)
+      .execute();
+  }
+  /** Site side: conflicts resolved here that the remote also logged and has not been told of. */
+  async resolutionsToSend(db: Executor, orgId: string): Promise<Array<{ id: number; remote_id: number }>> {
+    const rows = await db
+      .selectFrom('sync_conflicts')
+      .select(['id', 'remote_id'])
+      .where('org_id', '=', orgId)
+      .where('resolved_at', 'is not', null)
+      .where('remote_id', 'is not', null)
+      .where('remote_resolved_at', 'is', null)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({ id: r.id, remote_id: r.remote_id! }));
+  }
+  async markResolvedAtRemote(db: Executor, id: number, at: string): Promise<void> {
+    await db.updateTable('sync_conflicts').set({ remote_resolved_at: at }).where('id', '=', id).execute();
   }
   async resolveConflict(db: Executor, id: number, at: string, orgId: string): Promise<void> {
     await db
@@ -530,16 +565,22 @@ export class ReplicationRepo {
       .where('slug', '=', slug)
       .execute();
   }
-  async serialTaken(db: Executor, orgId: string, serial: Value, nodeId: string): Promise<boolean> {
+  /** Another node of the organization with this serial (the first made), if any. */
+  async serialHolder(db: Executor, orgId: string, serial: Value, nodeId: string): Promise<string | undefined> {
+    // Two pushes applying the same serial at once (PostgreSQL) would each miss the other's node:
+    // the second waits for the first to commit, then sees it.
+    await advisoryLock(db, this.dialect, `sync-serial:${orgId}:${String(serial)}`);
     const row = await db
       .selectFrom('nodes')
       .select('id')
       .where('org_id', '=', orgId)
       .where('serial', '=', serial as string)
       .where('id', '<>', nodeId)
+      .orderBy('created_at')
+      .orderBy('id')
       .limit(1)
       .executeTakeFirst();
-    return row !== undefined;
+    return row?.id;
   }
   async templateExists(db: Executor, id: Value): Promise<boolean> {
     return (await db.selectFrom('templates').select('id').where('id', '=', String(id)).executeTakeFirst()) !== undefined;

@@ -2,6 +2,8 @@ import { openEventStream } from '../../http/eventStream.ts';
 import { defineRoute } from '../../http/route.ts';
 import { NotFoundError } from '../../platform/errors.ts';
 import {
+  SerialsBody,
+  SerialsGranted,
   ChangesPage,
   ChangesQuery,
   PushBody,
@@ -128,6 +130,19 @@ export function syncRoutes(deps: { registry: LeaseRegistry; remoteChanges: Remot
         409: { description: 'Unknown site or incarnation (pair again as a new incarnation), or a stale fencing token (forked copy of the site data)' },
       },
       handler: async ({ body, auth }) => ({ data: await registry.lease(auth.orgId, body) }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/sync/serials',
+      operationId: 'reserveSyncSerials',
+      summary: 'Remote side: reserve batch serial numbers for a prefix (a site online numbers its batches with these)',
+      tags,
+      body: SerialsBody,
+      responses: { 200: { description: 'The first of the reserved numbers', schema: SerialsGranted } },
+      handler: async ({ body, auth }) => {
+        if (!remoteChanges.serialRanges) throw new Error('Batch serials are not wired');
+        return { data: await remoteChanges.serialRanges.grant(auth.orgId, body) };
+      },
     }),
     defineRoute({
       method: 'post',

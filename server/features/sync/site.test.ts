@@ -33,6 +33,7 @@ function memoryRemote() {
     lease: (body) => wrap(() => registry.lease(orgId, body)),
     push: () => Promise.reject(new Error('not used here')),
     changes: () => Promise.reject(new Error('not used here')),
+    resolveConflict: () => Promise.reject(new Error('not used here')),
   };
   return { db, registry, client, orgId };
 }

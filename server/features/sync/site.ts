@@ -7,7 +7,10 @@ import type { ChangeCapture } from '../../db/changeCapture.ts';
 import type { Executor, Store } from '../../db/store.ts';
 import type { ChangeApplier } from './apply.ts';
 import type { SiteChanges } from './changes.ts';
-import { ForkedError, PushGapRemoteError, type RemoteApi, RemoteUnavailableError } from './client.ts';
+import { ForkedError, PushGapRemoteError, type RemoteApi, RemoteRefusedError, RemoteUnavailableError } from './client.ts';
+import { siteOfWriter } from './conflicts.ts';
+import type { SerialRanges } from './serialRanges.ts';
+import type { TemplateLocks } from './templateLocks.ts';
 import type { SyncRepo } from './repo.ts';
 
 export const KEYS = {
@@ -65,6 +68,10 @@ export class SiteSync {
   private readonly clock: Clock;
   private readonly logger: SyncLogger;
   private client: RemoteApi | undefined;
+  /** Derived writes after a pulled page is applied (bound nodes take their templates' locked values). */
+  templateLocks: TemplateLocks | null = null;
+  /** Batch serial numbering moves past batches that arrive (serialRanges.ts). */
+  serialRanges: SerialRanges | null = null;
   readonly reserveBlocks: number;
   private readonly siteName: string;
   private readonly replication: SiteSyncOptions['replication'];
@@ -184,11 +191,34 @@ export class SiteSync {
   }
 
   /**
+   * The first of `quantity` serials for `prefix`, reserved at the remote; null when this instance
+   * numbers itself: not a paired site, another organization than the bound one, or the remote
+   * cannot be reached (offline: the serials may repeat another site's, which push logs as a
+   * `serial_clash`).
+   */
+  async remoteSerials(orgId: string, prefix: string, quantity: number): Promise<number | null> {
+    if (!this.canSync() || !this.isRegistered() || !this.client?.serials) return null;
+    if ((await this.boundOrg(this.store.db)) !== orgId) return null;
+    try {
+      return (await this.client.serials({ prefix, quantity })).serial_start;
+    } catch (err) {
+      this.logger.info(`sync: serials for ${prefix} numbered here, not by the remote: ${err instanceof Error ? err.message : String(err)}`);
+      return null;
+    }
+  }
+
+  /** Gives up on the calls to the remote in flight (a `POST /sync/run` past its bound). */
+  giveUp(reason: string): void {
+    this.client?.giveUp?.(reason);
+  }
+
+  /**
    * One round with the remote: register this incarnation (claiming blocks taken before pairing)
    * if not done yet, then top the reserve up. Throws when the remote cannot be reached.
    */
   async step(): Promise<void> {
     if (!this.canSync()) return;
+    this.client?.resume?.();
     this.lastAttemptAt = this.now();
     try {
       try {
@@ -223,6 +253,7 @@ export class SiteSync {
     if (this.replication) {
       await this.push();
       await this.pull();
+      await this.sendResolutions();
     }
     await this.topUp();
   }
@@ -284,14 +315,38 @@ export class SiteSync {
       await this.store.transaction(async (tx) => {
         const orgId = await this.localOrg(tx);
         const at = this.now();
-        const ctx = { orgId, now: at, conflict: (kind: string, detail: Record<string, unknown>) => this.repo.insertConflict(tx, kind, detail, at, orgId) };
-        for (const change of page.changes) await applier.apply(tx, change, ctx);
         // What the remote found in this site's pushes (e.g. an edit that lost to a delete made
-        // elsewhere): logged here too, so the site's console shows it.
+        // elsewhere): logged here too, so the site's console shows it. First, so that the same
+        // conflict found again below while applying merges into the remote's entry.
         for (const c of page.conflicts ?? []) await this.repo.insertConflict(tx, c.kind, { ...c.detail, found_at: 'remote' }, c.detected_at, orgId, c.id);
+        const conflict = async (kind: string, detail: Record<string, unknown>) => {
+          // Another site's edit lost to a delete: that site and the remote log it, not every
+          // instance that pulls the two changes.
+          if (kind === 'edit_after_delete' && siteOfWriter(detail.writer) !== this.siteId) return;
+          await this.repo.insertConflict(tx, kind, detail, at, orgId);
+        };
+        for (const change of page.changes) await applier.apply(tx, change, { orgId, now: at, conflict });
+        await this.templateLocks?.afterApply(tx, orgId, page.changes, at);
+        await this.serialRanges?.afterApply(tx, orgId, page.changes);
         await this.setSetting(tx, 'sync.cursor', page.next_cursor);
       });
       if (!page.more) return;
+    }
+  }
+
+  /**
+   * Conflicts resolved here that the remote logged too (it sent them down) are resolved there as
+   * well. One the remote no longer has (restored from a backup) counts as done.
+   */
+  private async sendResolutions(): Promise<void> {
+    const orgId = await this.store.transaction((tx) => this.localOrg(tx));
+    for (const { id, remote_id } of await this.repo.resolutionsToSend(this.store.db, orgId)) {
+      try {
+        await this.client!.resolveConflict(remote_id);
+      } catch (err) {
+        if (!(err instanceof RemoteRefusedError && err.status === 404)) throw err;
+      }
+      await this.store.transaction((tx) => this.repo.markResolvedAtRemote(tx, id, this.now()));
     }
   }
 

@@ -1,4 +1,5 @@
 import type { Clock } from '../../platform/clock.ts';
+import { noAnswerWithin, REMOTE_CALL_TIMEOUT_MS } from './client.ts';
 import type { SiteSync, SyncLogger } from './site.ts';
 
 export interface SyncWorkerOptions {
@@ -7,9 +8,11 @@ export interface SyncWorkerOptions {
   /** Back-off while the remote is unreachable: doubles from min to max, with jitter. */
   minBackoffMs: number;
   maxBackoffMs: number;
+  /** How long `runNow` waits at most before it gives up on the calls in flight. */
+  runBoundMs: number;
 }
 
-export const DEFAULT_WORKER_OPTIONS: SyncWorkerOptions = { pollMs: 30_000, minBackoffMs: 1_000, maxBackoffMs: 60_000 };
+export const DEFAULT_WORKER_OPTIONS: SyncWorkerOptions = { pollMs: 30_000, minBackoffMs: 1_000, maxBackoffMs: 60_000, runBoundMs: REMOTE_CALL_TIMEOUT_MS };
 
 /**
  * Background sync for a paired site: pairs, then keeps the slug reserve topped up; backs off
@@ -24,6 +27,8 @@ export class SyncWorker {
   private stopped = true;
   private failures = 0;
   private loopDone: Promise<void> = Promise.resolve();
+  /** The round in progress, if any (a run past its bound waits for it to end once its calls are cut). */
+  private inRound: Promise<void> | null = null;
   private wakeUp: (() => void) | null = null;
   private waiters: Array<() => void> = [];
   private woken = false;
@@ -59,11 +64,29 @@ export class SyncWorker {
     );
   }
 
-  /** Runs a round now (ignoring back-off) and resolves when it has finished. */
+  /**
+   * Runs a round now (ignoring back-off) and resolves when it has finished, or after `runBoundMs`
+   * at most: a run that arrives while a round is out waits for that round and then its own, and
+   * each call may take the whole call timeout, so past the bound the calls in flight are given up
+   * (the round fails as unreachable, which the status shows) instead of waiting twice.
+   */
   runNow(): Promise<void> {
     if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
-      this.waiters.push(resolve);
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters = this.waiters.filter((w) => w !== done);
+        resolve();
+      };
+      const timer = setTimeout(() => {
+        this.site.giveUp(noAnswerWithin(this.options.runBoundMs));
+        const round = this.inRound;
+        this.waiters = this.waiters.filter((w) => w !== done);
+        if (round) round.then(done, done);
+        else done();
+      }, this.options.runBoundMs);
+      timer.unref?.();
+      this.waiters.push(done);
       this.wake();
     });
   }
@@ -85,8 +108,13 @@ export class SyncWorker {
       const waiting = this.waiters;
       this.waiters = [];
       let delay: number;
+      const round = this.site.step();
+      this.inRound = round.then(
+        () => {},
+        () => {},
+      );
       try {
-        await this.site.step();
+        await round;
         if (this.failures > 0) this.logger.info('sync: remote reachable again');
         this.failures = 0;
         delay = this.options.pollMs;
@@ -96,6 +124,7 @@ export class SyncWorker {
         const base = Math.min(this.options.maxBackoffMs, this.options.minBackoffMs * 2 ** Math.min(this.failures - 1, 30));
         delay = Math.round(base / 2 + Math.random() * (base / 2));
       }
+      this.inRound = null;
       waiting.forEach((w) => w());
       if (this.stopped) break;
       this.site.noteNextAttempt(this.clock.now() + delay);
