@@ -161,7 +161,7 @@ export function nulPath(value: unknown): string | undefined {
     if (typeof v !== 'object' || v === null) continue;
     for (const [key, child] of Object.entries(v)) {
       const childPath = path === '' ? key : `${path}.${key}`;
-      if (key.includes('\u0000')) return childPath.replace(/\u0000/g, '\\u0000');
+      if (key.includes('\u0000')) return childPath.replaceAll('\u0000', '\\u0000');
       stack.push({ value: child, path: childPath });
     }
   }
