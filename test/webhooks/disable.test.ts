@@ -109,7 +109,14 @@ describe('webhook give-up and automatic disabling (injected clock, production sc
     await server.running.app.services.webhookDispatcher.idle();
     expect(bad.requests.length).toBe(attemptsWhenDisabled);
 
-    const rows = (await api('GET', `/webhooks/${target.id}/deliveries?limit=100`)).body.data.reverse();
+    // The new event reaches the endpoint's queue through the fan-out, which on PostgreSQL waits
+    // for the outbox's commit horizon: wait for it to be queued rather than for one idle pass.
+    const rows = await eventually(async () => {
+      server.running.app.services.webhookDispatcher.wake();
+      await server.running.app.services.webhookDispatcher.idle();
+      const listed = (await api('GET', `/webhooks/${target.id}/deliveries?limit=100`)).body.data.reverse();
+      return listed.length === 4 ? listed : undefined;
+    }, 30_000, 'the fourth event queued');
     expect(rows.map((d: { status: string }) => d.status)).toEqual(['failed', 'failed', 'pending', 'pending']);
 
     // Fixed receiver: redeliver the given-up messages, re-enable; everything arrives in order.
