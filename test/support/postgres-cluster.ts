@@ -58,8 +58,9 @@ export async function startPostgresCluster(log: (line: string) => void = console
     // A free port can be taken between the probe and the bind: try a few.
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
-      // Durability settings off: a test cluster lives for one run.
-      const server = `-p ${port} -h 127.0.0.1 -k ${dir} -c fsync=off -c synchronous_commit=off -c full_page_writes=off`;
+      // Disk durability off (a test cluster lives for one run); synchronous_commit stays at its
+      // default, on, as in production: tests check that deferred-flush transactions turn it off.
+      const server = `-p ${port} -h 127.0.0.1 -k ${dir} -c fsync=off -c full_page_writes=off`;
       try {
         run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', server, 'start']);
       } catch (err) {
