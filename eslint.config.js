@@ -16,6 +16,14 @@ const driverBan = [
   { group: ['better-sqlite3', 'pg', 'kysely'], message: 'The database driver is used only in server/db/ and repositories (repo.ts, *Repo.ts, *Storage.ts, *Writer.ts).' },
 ];
 
+// A server feature reaches another only through its public face (docs/architecture.md).
+const featureFace = {
+  regex: '^\\.\\./(?!\\.\\.)[^/]+/(?!index\\.ts$)',
+  message: 'Import another server feature through its index.ts (its public face).',
+};
+// db/, platform/, http/ and schemas/ sit below the features (app.ts wires features together).
+const belowFeatures = { regex: '(^|/)features/', message: 'db/, platform/, http/ and schemas/ sit below the features: they import none.' };
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'out/', '.tools/', 'test-results/', 'playwright-report/', 'data/', 'test/contract/typed-client/generated/'] },
   js.configs.recommended,
@@ -52,10 +60,7 @@ export default tseslint.config(
         paths: electronBan.paths,
         patterns: [
           ...electronBan.patterns,
-          {
-            regex: '^\\.\\./(?!\\.\\.)[^/]+/(?!index\\.ts$)',
-            message: 'Import another server feature through its index.ts (its public face).',
-          },
+          featureFace,
           ...driverBan,
         ],
       }],
@@ -81,10 +86,7 @@ export default tseslint.config(
         paths: electronBan.paths,
         patterns: [
           ...electronBan.patterns,
-          {
-            regex: '^\\.\\./(?!\\.\\.)[^/]+/(?!index\\.ts$)',
-            message: 'Import another server feature through its index.ts (its public face).',
-          },
+          featureFace,
         ],
       }],
     },
@@ -98,7 +100,7 @@ export default tseslint.config(
         paths: electronBan.paths,
         patterns: [
           ...electronBan.patterns,
-          { regex: '(^|/)features/', message: 'db/, platform/, http/ and schemas/ sit below the features: they import none.' },
+          belowFeatures,
         ],
       }],
     },
@@ -112,7 +114,7 @@ export default tseslint.config(
         paths: electronBan.paths,
         patterns: [
           ...electronBan.patterns,
-          { regex: '(^|/)features/', message: 'db/, platform/, http/ and schemas/ sit below the features: they import none.' },
+          belowFeatures,
           ...driverBan,
         ],
       }],
