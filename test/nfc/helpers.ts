@@ -3,7 +3,7 @@ import type { BridgeStatus, NfcDevice } from '../../server/features/nfc/bridge.t
 import { NfcError } from '../../server/features/nfc/program.ts';
 import type { CardOnReader } from '../../server/features/nfc/protocol.ts';
 
-export function waitForStatus(bridge: NfcDevice, pred: (s: BridgeStatus) => boolean, ms = 8000): Promise<BridgeStatus> {
+export function waitForStatus(bridge: NfcDevice, pred: (s: BridgeStatus) => boolean, ms = 30_000): Promise<BridgeStatus> {
   return new Promise((resolve, reject) => {
     if (pred(bridge.status())) return resolve(bridge.status());
     const timer = setTimeout(() => {
@@ -21,7 +21,7 @@ export function waitForStatus(bridge: NfcDevice, pred: (s: BridgeStatus) => bool
   });
 }
 
-export function cardOff(bridge: NfcDevice, ms = 5000): Promise<void> {
+export function cardOff(bridge: NfcDevice, ms = 20_000): Promise<void> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('no card.off event')), ms);
     bridge.once('card.off', () => {
@@ -31,7 +31,7 @@ export function cardOff(bridge: NfcDevice, ms = 5000): Promise<void> {
   });
 }
 
-export function nextCard(bridge: NfcDevice, ms = 5000): Promise<CardOnReader> {
+export function nextCard(bridge: NfcDevice, ms = 20_000): Promise<CardOnReader> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('no card event')), ms);
     bridge.once('card', (c: CardOnReader) => {

@@ -209,14 +209,14 @@ describe.skipIf(skip !== null)('NFC tag programming through the API (pcscd + vpc
     expect(unconfirmed.body.details).toEqual({ confirm_lock: 'Locking a tag is permanent: set confirm_lock to true to confirm' });
     const tag = new VirtualTag({ model: 'NTAG216' });
     await tag.insert(sandbox.endpoint(0));
-    const locked = await api('POST', '/nfc/write', { slug: a!.slug, lock: true, confirm_lock: true, timeout_ms: 5000 });
+    const locked = await api('POST', '/nfc/write', { slug: a!.slug, lock: true, confirm_lock: true, timeout_ms: 20_000 });
     expect(locked.status).toBe(200);
     expect(locked.body.data.locked).toBe(true);
     expect(tag.ndefMessage()).toEqual(expectedNdefUri(`${a!.url}?nfc`));
     await tag.remove();
     await until('card gone', async () => (await api('GET', '/nfc/status')).body.data.reader.cards.length === 0);
     await tag.insert(sandbox.endpoint(0));
-    const again = await api('POST', '/nfc/write', { slug: b!.slug, reassign: true, timeout_ms: 5000 });
+    const again = await api('POST', '/nfc/write', { slug: b!.slug, reassign: true, timeout_ms: 20_000 });
     expect(again.status).toBe(409);
     expect(again.body.error).toMatch(/read-only or locked/);
     expect(tag.ndefMessage()).toEqual(expectedNdefUri(`${a!.url}?nfc`));
@@ -236,7 +236,7 @@ describe.skipIf(skip !== null)('NFC tag programming through the API (pcscd + vpc
     await until('ready again', async () => (await api('GET', '/nfc/status')).body.data.reader.state === 'ready');
     const tag = new VirtualTag();
     await tag.insert(sandbox.endpoint(0));
-    const ok = await api('POST', '/nfc/write', { slug: row!.slug, timeout_ms: 5000 });
+    const ok = await api('POST', '/nfc/write', { slug: row!.slug, timeout_ms: 20_000 });
     expect(ok.status).toBe(200);
     await tag.remove();
     await until('card gone', async () => (await api('GET', '/nfc/status')).body.data.reader.cards.length === 0);

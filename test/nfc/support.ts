@@ -3,7 +3,7 @@ import type { ApiResponse } from '../support/server.ts';
 
 export type Api = (method: string, path: string, body?: unknown) => Promise<ApiResponse>;
 
-export async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, ms = 10_000): Promise<T> {
+export async function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, ms = 30_000): Promise<T> {
   const end = Date.now() + ms;
   let last: unknown;
   for (;;) {
@@ -93,7 +93,7 @@ export function openEvents(baseUrl: string, apiKey: string) {
     events,
     ready,
     /** The next event (after the previous `next` call's match) satisfying `pred`. */
-    next(pred: (e: SseEvent) => boolean, ms = 8000): Promise<SseEvent> {
+    next(pred: (e: SseEvent) => boolean, ms = 30_000): Promise<SseEvent> {
       for (let i = cursor; i < events.length; i++) {
         if (pred(events[i]!)) {
           cursor = i + 1;
