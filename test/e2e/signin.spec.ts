@@ -42,10 +42,17 @@ test('the console page carries a strict CSP and deep links load the app', async 
   page.on('console', (m) => {
     if (m.type() === 'error' && /Content Security Policy/i.test(m.text())) errors.push(m.text());
   });
-  await page.goto(`${server.url}/console/settings#key=${server.key}`);
+  // The data directory is shown to the instance-admin key (the first key) only.
+  await page.goto(`${server.url}/console/settings#key=${server.firstKey}`);
   await expect(page.getByRole('heading', { name: 'Settings' })).toBeVisible();
   await expect(page.getByText('Data directory')).toBeVisible();
   await expect(page.getByText(process.env.WAYMARK_E2E_DATA!)).toBeVisible();
   await screenshot(page, 'settings');
+  // Another tab (its own session) signed in with an ordinary key does not see it.
+  const other = await page.context().newPage();
+  await other.goto(`${server.url}/console/settings#key=${server.key}`);
+  await expect(other.getByText('Shown to instance-admin keys only')).toBeVisible();
+  await expect(other.getByText(process.env.WAYMARK_E2E_DATA!)).toHaveCount(0);
+  await other.close();
   expect(errors).toEqual([]);
 });

@@ -32,7 +32,11 @@ export function SettingsPage() {
               </dd>
               <dt>Data directory</dt>
               <dd>
-                <code className="break">{instance.data.data_dir || '—'}</code>
+                {instance.data.data_dir === undefined ? (
+                  <span className="muted">Shown to instance-admin keys only</span>
+                ) : (
+                  <code className="break">{instance.data.data_dir || '—'}</code>
+                )}
               </dd>
               <dt>Version</dt>
               <dd>
