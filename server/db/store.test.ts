@@ -176,6 +176,9 @@ describe('store on sqlite: transactions stay within one event-loop turn', () => 
         t.store.transaction(async (tx) => {
           await tx.insertInto('organizations').values({ id: 'x', name: 'X', created_at: '2026-11-25T00:00:00.000Z' }).execute();
           await new Promise((resolve) => setTimeout(resolve, 1));
+          // A loaded machine can run that timer in the loop turn it was set in; the turn has
+          // surely ended once an immediate queued after the store's own has run.
+          await new Promise((resolve) => setImmediate(resolve));
         }),
       ).rejects.toThrow(/awaited I\/O/);
       expect(await t.store.db.selectFrom('organizations').select('id').execute()).toEqual([]);
