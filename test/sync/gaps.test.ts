@@ -161,18 +161,26 @@ describe('sync gaps found by an outside scenario', () => {
     };
     a.link.partition();
     b.link.partition();
-    await batch(a.api, 'offline at a');
-    await batch(b.api, 'offline at b');
+    const offlineBatches = [await batch(a.api, 'offline at a'), await batch(b.api, 'offline at b')];
+    // A site that could not reach its remote says so in its answer, before anything is printed.
+    for (const made of offlineBatches) expect(made.serials_provisional).toBe(true);
+    expect((await ok(a.api('GET', `/batches/${offlineBatches[0]!.id}`))).serials_provisional).toBe(true);
     a.link.heal();
     b.link.heal();
     await sync(a);
     await sync(b);
     // Every link up: a site (that has not pulled the offline batches yet: its numbers come from
     // the remote), then the remote.
-    await batch(c.api, 'online at c');
+    const online = [await batch(c.api, 'online at c')];
     await syncAll(sites);
-    await batch((m, p, body) => remoteApi(remote, m, p, body), 'at the remote');
+    online.push(await batch((m, p, body) => remoteApi(remote, m, p, body), 'at the remote'));
     await syncAll(sites);
+    // Numbered by the remote: not provisional. The flag stays with the site that numbered its
+    // own (those serials may still repeat: the clash below); elsewhere the batch is the remote's record.
+    for (const made of online) expect(made.serials_provisional).toBe(false);
+    expect((await ok(a.api('GET', `/batches/${offlineBatches[0]!.id}`))).serials_provisional).toBe(true);
+    expect((await ok(c.api('GET', `/batches/${online[0]!.id}`))).serials_provisional).toBe(false);
+    expect((await ok(remoteApi(remote, 'GET', `/batches/${offlineBatches[0]!.id}`))).serials_provisional).toBe(false);
 
     const offline = ['FAIR-001', 'FAIR-002', 'FAIR-003', 'FAIR-004', 'FAIR-005'];
     for (const dataDir of [remote.dataDir, ...sites.map((s) => s.dataDir)]) {
