@@ -86,7 +86,7 @@ describe('sync gaps found by an outside scenario', () => {
     }
   }, 240_000);
 
-  it('logs each conflict once per instance, only where a write lost, and resolving it at the site resolves it at the remote', async () => {
+  it('logs each conflict once per instance, only where a write lost, and resolving it at the site resolves it at the remote and the other way round', async () => {
     const { remote, sites } = await cluster(3);
     const [a, b, c] = sites as [LinkedSite, LinkedSite, LinkedSite];
     const doomed = [await ok(a.api('POST', '/nodes', node('doomed-1')), 201), await ok(a.api('POST', '/nodes', node('doomed-2')), 201)];
@@ -116,12 +116,24 @@ describe('sync gaps found by an outside scenario', () => {
     expect(lost(await ok(a.api('GET', '/sync/conflicts')))).toEqual([]);
     expect(lost(await ok(c.api('GET', '/sync/conflicts')))).toEqual([]);
 
-    // Resolved at b, resolved at the remote after b's next round.
-    for (const x of atB) expect((await ok(b.api('POST', `/sync/conflicts/${x.id}/resolve`))).resolved_at).not.toBeNull();
-    expect((await statusOf(b)).conflicts).toEqual([]);
+    // Two resolved at b, the third at the remote: after b's next round each is resolved at both.
+    const key = (x: Conflict) => `${x.detail.entity_id} ${x.detail.writer} ${x.detail.hlc}`;
+    const [first, second, third] = atB as [Conflict, Conflict, Conflict];
+    for (const x of [first, second]) expect((await ok(b.api('POST', `/sync/conflicts/${x.id}/resolve`))).resolved_at).not.toBeNull();
+    const thirdAtRemote = atRemote.find((x) => key(x) === key(third))!;
+    expect((await ok(remoteApi(remote, 'POST', `/sync/conflicts/${thirdAtRemote.id}/resolve`))).resolved_at).not.toBeNull();
+    expect(lost((await statusOf(b)).conflicts).map(key)).toEqual([key(third)]);
+    expect(lost((await ok(remoteApi(remote, 'GET', '/sync/status'))).conflicts).map(key).sort()).toEqual([key(first), key(second)].sort());
     await sync(b);
     const after = lost(await ok(remoteApi(remote, 'GET', '/sync/conflicts')));
     expect(after.map((x) => x.resolved_at === null)).toEqual([false, false, false]);
+    expect(lost((await ok(remoteApi(remote, 'GET', '/sync/status'))).conflicts)).toEqual([]);
+    expect(lost(await ok(b.api('GET', '/sync/conflicts'))).map((x) => x.resolved_at === null)).toEqual([false, false, false]);
+    expect(lost((await statusOf(b)).conflicts)).toEqual([]);
+    // Nothing is reopened or logged again by later rounds.
+    await syncAll(sites);
+    expect(lost(await ok(b.api('GET', '/sync/conflicts')))).toHaveLength(3);
+    expect(lost((await statusOf(b)).conflicts)).toEqual([]);
     expect(lost((await ok(remoteApi(remote, 'GET', '/sync/status'))).conflicts)).toEqual([]);
   }, 300_000);
 

@@ -338,7 +338,9 @@ export class SiteSync {
 
   /**
    * Conflicts resolved here that the remote logged too (it sent them down) are resolved there as
-   * well. One the remote no longer has (restored from a backup) counts as done.
+   * well. One the remote no longer has (restored from a backup) counts as done. And the other way
+   * round: those still open here that the remote has resolved are resolved here (one call, made
+   * only while some are open).
    */
   private async sendResolutions(): Promise<void> {
     const orgId = await this.store.transaction((tx) => this.localOrg(tx));
@@ -350,6 +352,14 @@ export class SiteSync {
       }
       await this.store.transaction((tx) => this.repo.markResolvedAtRemote(tx, id, this.now()));
     }
+    const open = await this.repo.openWithRemoteId(this.store.db, orgId);
+    if (open.length === 0) return;
+    const resolvedThere = new Set((await this.client!.conflicts()).filter((c) => c.resolved_at !== null).map((c) => c.id));
+    const done = open.filter((c) => resolvedThere.has(c.remote_id));
+    if (done.length === 0) return;
+    await this.store.transaction(async (tx) => {
+      for (const { id } of done) await this.repo.resolvedByRemote(tx, id, this.now());
+    });
   }
 
   /** Changes of the bound organization waiting to be pushed (0 while no organization is bound). */
