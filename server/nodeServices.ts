@@ -6,7 +6,7 @@
 import type { Executor, Store } from './db/store.ts';
 import type { Clock } from './platform/clock.ts';
 import type { Outbox } from './platform/outbox.ts';
-import { BatchGenerator, type BatchGeneratorOptions, BatchesRepo, BatchService } from './features/batches/index.ts';
+import { BatchGenerator, type BatchGeneratorOptions, BatchesRepo, BatchService, type RemoteSerials } from './features/batches/index.ts';
 import { type NfcDevice, NfcRepo, NfcService } from './features/nfc/index.ts';
 import { NodesRepo, NodeService } from './features/nodes/index.ts';
 import { OrganizationService, OrganizationSettingsRepo } from './features/organization/index.ts';
@@ -31,7 +31,7 @@ export interface NodeServicesDeps {
   blockTaken?: BlockTaken;
   /** Throws (409) when the slug source cannot cover a batch (sync). */
   assertCanMint?: (count: number, db: Executor) => void | Promise<void>;
-  serialsFromRemote?: (orgId: string, prefix: string, quantity: number) => Promise<number | null>;
+  serialsFromRemote?: (orgId: string, prefix: string, quantity: number) => Promise<RemoteSerials>;
   generator?: BatchGeneratorOptions;
 }
 

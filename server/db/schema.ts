@@ -47,6 +47,8 @@ export interface Batches {
   prefix: string;
   quantity: number;
   serial_start: number;
+  /** 1: numbered by a paired site that could not reach its remote (migration 068). */
+  serials_provisional: Generated<number>;
   status: string;
   template_id: string | null;
   updated_at: string;

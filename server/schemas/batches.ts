@@ -72,6 +72,10 @@ export const Batch = z
     manifest_url: z.string().nullable(),
     template_id: z.string().nullable(),
     failure_reason: z.string().nullable(),
+    serials_provisional: z.boolean().meta({
+      description:
+        'True when this site numbered the serials itself because its sync remote could not be reached: they may repeat another offline site\'s (docs/sync.md, "Batch serials"). Printing such labels deserves a warning.',
+    }),
     nodes_generated: z.number().int(),
     nodes_written: z.number().int(),
     created_at: timestamp,

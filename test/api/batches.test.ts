@@ -38,6 +38,8 @@ describe('batches', () => {
 
   it('numbers serials <prefix>-001… in order; a reused prefix continues the numbering', async () => {
     const a = await createBatch({ prefix: 'LOT', quantity: 3, base_payload: { url: 'https://example.com/a' } });
+    // A standalone instance numbers its own serials: final, not provisional (that is a paired site offline).
+    expect(a.serials_provisional).toBe(false);
     await waitForBatch(server, a.id);
     const b = await createBatch({ prefix: 'LOT', quantity: 2 });
     await waitForBatch(server, b.id);

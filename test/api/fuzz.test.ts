@@ -196,12 +196,11 @@ describe('property: hostile bodies at every write endpoint', () => {
   });
 
   it('random slugs and ids in paths: no 5xx, only a spec-shaped 404 or 400', async () => {
-    const segment = fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('%ZZ', '%', '..', '%2e%2e', '%00', 'oOiIlL00'));
+    const segment = fc.oneof(fc.string({ minLength: 1, maxLength: 12 }), fc.constantFrom('%ZZ', '%', '..', '%2e%2e', '%00', 'oOiIlL00'));
     await fc.assert(
       fc.asyncProperty(segment, fc.constantFrom('/nodes/', '/batches/', '/templates/', '/api-keys/', '/webhooks/'), async (seg, base) => {
         // Raw when it holds an escape (to send bad ones), unless it would end the path (# ? /).
         const encoded = /%/.test(seg) && !/[#?/]/.test(seg) ? seg : encodeURIComponent(seg);
-        if (encoded === '') return;
         const res = await server.api('GET', `${base}${encoded}`);
         expectSpecShaped(res, `${base}${encoded}`);
         // Nothing random names a stored row: not found, or a malformed path (bad escapes).

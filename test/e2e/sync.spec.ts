@@ -135,3 +135,47 @@ test('pairs from the Sync screen, shows the remote, reserve and conflicts, and g
   await expect(indicator).toHaveClass(/sync-grey/);
   await expect(page.getByText(/^Remote unreachable/).first()).toBeVisible();
 });
+
+test('a batch a paired site numbered offline warns before its labels are printed', async ({ page }) => {
+  const remote = await serve();
+  started.push(remote);
+  const site = await serve();
+  started.push(site);
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`${site.url}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${site.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    return { status: res.status, body: (await res.json()) as { data: any } }; // eslint-disable-line @typescript-eslint/no-explicit-any
+  };
+  expect((await call('POST', '/sync/pair', { remote: remote.url, remote_key: remote.key })).status).toBe(200);
+  const batch = async (label: string) => {
+    const made = await call('POST', '/batches', { label, prefix: 'TENT', quantity: 2, function_type: 'redirect', base_payload: { url: 'https://example.com/tent' } });
+    expect(made.status).toBe(201);
+    await expect.poll(async () => (await call('GET', `/batches/${made.body.data.id}`)).body.data.status, { timeout: 30_000 }).toBe('ready');
+    return made.body.data as { id: string; serials_provisional: boolean };
+  };
+  // Online: the remote numbers the serials.
+  const online = await batch('Numbered by the remote');
+  expect(online.serials_provisional).toBe(false);
+  // The remote goes away: the site numbers the next batch itself, provisionally.
+  await remote.stop();
+  const offline = await batch('Numbered offline');
+  expect(offline.serials_provisional).toBe(true);
+
+  await page.goto(`${site.url}/console/print?batch=${offline.id}#key=${site.key}`);
+  const warning = page.getByTestId('provisional-serials');
+  await expect(warning).toContainText('Provisional serials');
+  await expect(warning).toContainText('numbered the TENT serials itself');
+  // On the screen that prints, next to what prints.
+  await expect(page.getByRole('button', { name: 'Download PDF' })).toBeVisible();
+  await screenshot(page, 'print-provisional-serials');
+
+  // The batch's own page says it too; a batch the remote numbered says nothing.
+  await page.goto(`${site.url}/console/batches/${offline.id}#key=${site.key}`);
+  await expect(page.getByTestId('provisional-serials')).toBeVisible();
+  await page.goto(`${site.url}/console/print?batch=${online.id}#key=${site.key}`);
+  await expect(page.getByRole('combobox', { name: 'Batch' })).toHaveValue(online.id);
+  await expect(page.getByTestId('provisional-serials')).toHaveCount(0);
+});

@@ -1,6 +1,5 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
-import { startTestServer } from '../support/server.ts';
 import { syncProperty } from './model.ts';
 
 /*
@@ -22,23 +21,12 @@ const seedFor = (fixed: number): { seed?: number } => {
 };
 
 /** Push/pull are built on another branch; until the remote has them this test has nothing to run. */
-async function hasPushPull(): Promise<boolean> {
-  const s = await startTestServer();
-  try {
-    return (await s.api('POST', '/sync/push', {})).status !== 404;
-  } finally {
-    await s.close();
-  }
-}
-
 describe('sync model', () => {
-  it('in-process servers with a manual clock: random writes, partitions, faults and restarts converge', { timeout: 300_000 }, async (ctx) => {
-    if (!(await hasPushPull())) ctx.skip();
+  it('in-process servers with a manual clock: random writes, partitions, faults and restarts converge', { timeout: 300_000 }, async () => {
     await fc.assert(syncProperty(), { numRuns: Number(process.env.SYNC_MODEL_RUNS ?? 60), ...seedFor(SEEDS.inProcess) });
   });
 
-  it('real processes, restarts by SIGKILL: random writes, partitions and faults converge', { timeout: 300_000 }, async (ctx) => {
-    if (!(await hasPushPull())) ctx.skip();
+  it('real processes, restarts by SIGKILL: random writes, partitions and faults converge', { timeout: 300_000 }, async () => {
     await fc.assert(syncProperty({ processes: true, maxCommands: 15 }), { numRuns: Number(process.env.SYNC_MODEL_PROCESS_RUNS ?? 5), ...seedFor(SEEDS.processes) });
   });
 });

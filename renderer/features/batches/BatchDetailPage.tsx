@@ -5,6 +5,7 @@ import { Link } from '../../components/Link.tsx';
 import { NodeTable } from '../../components/NodeTable.tsx';
 import { Card, PageHeader } from '../../components/PageHeader.tsx';
 import { Pagination } from '../../components/Pagination.tsx';
+import { ProvisionalSerialsNotice } from '../../components/ProvisionalSerialsNotice.tsx';
 import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx';
 import { ApiError, api, type BatchT } from '../../lib/api.ts';
 import { saveBlob } from '../../lib/download.ts';
@@ -74,6 +75,7 @@ function Progress({ batch }: { batch: BatchT }) {
       <div className="progress progress-secondary" role="progressbar" aria-label="Tags written" aria-valuemin={0} aria-valuemax={batch.quantity} aria-valuenow={batch.nodes_written}>
         <span style={{ width: `${written}%` }} />
       </div>
+      <ProvisionalSerialsNotice batch={batch} />
       {batch.status === 'failed' ? <Notice kind="error">Generation failed: {batch.failure_reason ?? 'unknown reason'}</Notice> : null}
       {batch.status === 'pending' ? <Notice kind="info">Waiting to start (for example for slugs from the remote while offline).</Notice> : null}
     </div>

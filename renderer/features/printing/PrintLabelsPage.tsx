@@ -1,6 +1,7 @@
 import { Field } from '../../components/Field.tsx';
 import { LabelPrinter } from '../../components/LabelPrinter.tsx';
 import { PageHeader } from '../../components/PageHeader.tsx';
+import { ProvisionalSerialsNotice } from '../../components/ProvisionalSerialsNotice.tsx';
 import { Empty, ErrorState, Loading } from '../../components/States.tsx';
 import { api } from '../../lib/api.ts';
 import { printingApi } from '../../lib/printing.ts';
@@ -43,6 +44,7 @@ export function PrintLabelsPage() {
               </select>
             )}
           </Field>
+          {batch ? <ProvisionalSerialsNotice batch={batch} /> : null}
         </LabelPrinter>
       )}
     </>

@@ -6,4 +6,4 @@ export { BatchGenerator, type BatchGeneratorOptions } from './generator.ts';
 export { type BatchRow, BatchesRepo } from './repo.ts';
 export { batchRoutes } from './routes.ts';
 export { formatSerial } from './serial.ts';
-export { type BatchServiceDeps, BatchService, type CreateBatchInput, type GenerationLease, MANIFEST_READY, type ManifestRow } from './service.ts';
+export { type BatchServiceDeps, BatchService, type CreateBatchInput, type GenerationLease, MANIFEST_READY, type ManifestRow, type RemoteSerials } from './service.ts';

@@ -9,6 +9,8 @@ export interface BatchRow {
   prefix: string;
   quantity: number;
   serial_start: number;
+  /** Numbered by a paired site offline: may repeat another site's (docs/sync.md, "Batch serials"). */
+  serials_provisional: boolean;
   function_type: FunctionType;
   base_payload: Record<string, unknown> | null;
   template_id: string | null;
@@ -32,6 +34,7 @@ const COLUMNS = [
   'prefix',
   'quantity',
   'serial_start',
+  'serials_provisional',
   'function_type',
   'base_payload_json',
   'template_id',
@@ -42,11 +45,12 @@ const COLUMNS = [
   'updated_at',
 ] as const;
 
-type Stored = Omit<BatchRow, 'base_payload' | 'function_type' | 'status'> & { function_type: string; status: string; base_payload_json: string | null };
+type Stored = Omit<BatchRow, 'base_payload' | 'function_type' | 'status' | 'serials_provisional'> & { function_type: string; status: string; base_payload_json: string | null; serials_provisional: number };
 
-function fromStored({ base_payload_json, ...rest }: Stored): BatchRow {
+function fromStored({ base_payload_json, serials_provisional, ...rest }: Stored): BatchRow {
   return {
     ...rest,
+    serials_provisional: serials_provisional === 1,
     function_type: rest.function_type as FunctionType,
     status: rest.status as BatchStatus,
     base_payload: base_payload_json === null ? null : (JSON.parse(base_payload_json) as Record<string, unknown>),
@@ -87,10 +91,10 @@ export class BatchesRepo {
   }
 
   async insert(db: Executor, batch: BatchRow): Promise<void> {
-    const { base_payload, ...rest } = batch;
+    const { base_payload, serials_provisional, ...rest } = batch;
     await db
       .insertInto('batches')
-      .values({ ...rest, base_payload_json: base_payload === null ? null : JSON.stringify(base_payload) })
+      .values({ ...rest, serials_provisional: serials_provisional ? 1 : 0, base_payload_json: base_payload === null ? null : JSON.stringify(base_payload) })
       .execute();
   }
 

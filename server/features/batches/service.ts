@@ -33,10 +33,17 @@ export interface BatchServiceDeps {
   assertCanMint?: (count: number, db: Executor) => void | Promise<void>;
   /**
    * A paired site's serials come from its remote while it is online (docs/sync.md, "Batch
-   * serials"): the first of `quantity` numbers, or null to number here (standalone, offline).
+   * serials"): the first of `quantity` numbers, or who numbers here instead.
    */
-  serialsFromRemote?: (orgId: string, prefix: string, quantity: number) => Promise<number | null>;
+  serialsFromRemote?: (orgId: string, prefix: string, quantity: number) => Promise<RemoteSerials>;
 }
+
+/**
+ * The remote's first serial; `local`: this instance numbers its own (standalone, or not the
+ * organization it syncs); `offline`: a paired site that could not reach its remote numbers them
+ * here, provisionally (they may repeat another offline site's).
+ */
+export type RemoteSerials = number | 'local' | 'offline';
 
 /** The generator's hold on a batch while it makes a chunk (generator.ts). */
 export interface GenerationLease {
@@ -76,6 +83,7 @@ export class BatchService {
       manifest_url: MANIFEST_READY.includes(batch.status) ? `${apiBase}/batches/${batch.id}/manifest` : null,
       template_id: batch.template_id,
       failure_reason: batch.failure_reason,
+      serials_provisional: batch.serials_provisional,
       nodes_generated: batch.nodes_generated,
       nodes_written: await this.deps.nodes.writtenInBatch(db, batch.id),
       created_at: batch.created_at,
@@ -87,7 +95,8 @@ export class BatchService {
   async create(orgId: string, input: CreateBatchInput): Promise<BatchRow> {
     const { store, batches, templates } = this.deps;
     // Asked before the transaction: no network call inside one.
-    const granted = (await this.deps.serialsFromRemote?.(orgId, input.prefix, input.quantity)) ?? null;
+    const fromRemote = (await this.deps.serialsFromRemote?.(orgId, input.prefix, input.quantity)) ?? 'local';
+    const granted = typeof fromRemote === 'number' ? fromRemote : null;
     return store.transaction(async (tx) => {
       if (input.template_id !== undefined) {
         const template = await templates.get(tx, orgId, input.template_id);
@@ -108,6 +117,7 @@ export class BatchService {
         prefix: input.prefix,
         quantity: input.quantity,
         serial_start: granted ?? (await batches.reserveSerials(tx, orgId, input.prefix, input.quantity)),
+        serials_provisional: fromRemote === 'offline',
         function_type: input.function_type,
         base_payload: input.base_payload ?? null,
         template_id: input.template_id ?? null,

@@ -46,6 +46,8 @@ export interface RemoteApi {
   serials?(body: SerialsInput): Promise<SerialsGrantedT>;
   /** Marks a conflict the remote logged (its id) resolved there too. */
   resolveConflict(id: number): Promise<unknown>;
+  /** The remote's conflict log (`GET /v1/sync/conflicts`): which it has marked resolved. */
+  conflicts(): Promise<Array<{ id: number; resolved_at: string | null }>>;
   /** Aborts calls in flight (shutdown must not wait for a slow remote). */
   close?(): void;
   /** Gives up on the calls in flight and any made after, until `resume` (they fail as unreachable with `reason`). */
@@ -100,6 +102,10 @@ export class HttpRemoteClient implements RemoteApi {
 
   resolveConflict(id: number): Promise<unknown> {
     return this.post(`/v1/sync/conflicts/${id}/resolve`, {});
+  }
+
+  conflicts(): Promise<Array<{ id: number; resolved_at: string | null }>> {
+    return this.call('GET', '/v1/sync/conflicts') as Promise<Array<{ id: number; resolved_at: string | null }>>;
   }
 
   close(): void {

@@ -116,7 +116,7 @@ export async function createSync({ store, clock, outbox, logger, dataDir, databa
       site.serialRanges = ranges;
       remoteChanges.serialRanges = ranges;
     },
-    /** For batch creation, before its transaction: serials from the remote on a paired site online (null: number here). */
+    /** For batch creation, before its transaction: serials from the remote on a paired site online (else who numbers them here). */
     remoteSerials: (orgId: string, prefix: string, quantity: number) => site.remoteSerials(orgId, prefix, quantity),
     /** For batch creation, in its transaction: 409 when the reserve cannot cover the batch. */
     assertCanMint: site.assertCanMint,

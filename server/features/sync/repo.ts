@@ -287,6 +287,22 @@ export class SyncRepo {
       .execute();
     return rows.map((r) => ({ id: r.id, remote_id: r.remote_id! }));
   }
+  /** Site side: conflicts still open here that the remote logged too (it may have resolved them). */
+  async openWithRemoteId(db: Executor, orgId: string): Promise<Array<{ id: number; remote_id: number }>> {
+    const rows = await db
+      .selectFrom('sync_conflicts')
+      .select(['id', 'remote_id'])
+      .where('org_id', '=', orgId)
+      .where('resolved_at', 'is', null)
+      .where('remote_id', 'is not', null)
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({ id: r.id, remote_id: r.remote_id! }));
+  }
+  /** Site side: resolved at the remote, so resolved here, and nothing to tell the remote. */
+  async resolvedByRemote(db: Executor, id: number, at: string): Promise<void> {
+    await db.updateTable('sync_conflicts').set({ resolved_at: at, remote_resolved_at: at }).where('id', '=', id).where('resolved_at', 'is', null).execute();
+  }
   async markResolvedAtRemote(db: Executor, id: number, at: string): Promise<void> {
     await db.updateTable('sync_conflicts').set({ remote_resolved_at: at }).where('id', '=', id).execute();
   }

@@ -34,6 +34,7 @@ function memoryRemote() {
     push: () => Promise.reject(new Error('not used here')),
     changes: () => Promise.reject(new Error('not used here')),
     resolveConflict: () => Promise.reject(new Error('not used here')),
+    conflicts: () => Promise.reject(new Error('not used here')),
   };
   return { db, registry, client, orgId };
 }

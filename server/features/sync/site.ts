@@ -191,19 +191,21 @@ export class SiteSync {
   }
 
   /**
-   * The first of `quantity` serials for `prefix`, reserved at the remote; null when this instance
-   * numbers itself: not a paired site, another organization than the bound one, or the remote
-   * cannot be reached (offline: the serials may repeat another site's, which push logs as a
+   * The first of `quantity` serials for `prefix`, reserved at the remote; `local` when this
+   * instance numbers its own (not a paired site, another organization than the bound one);
+   * `offline` when a paired site cannot get them from its remote (not registered yet, or the call
+   * failed): numbered here, provisionally, as they may repeat another site's (push logs a
    * `serial_clash`).
    */
-  async remoteSerials(orgId: string, prefix: string, quantity: number): Promise<number | null> {
-    if (!this.canSync() || !this.isRegistered() || !this.client?.serials) return null;
-    if ((await this.boundOrg(this.store.db)) !== orgId) return null;
+  async remoteSerials(orgId: string, prefix: string, quantity: number): Promise<number | 'local' | 'offline'> {
+    if (this.slugSource() === 'standalone') return 'local';
+    if ((await this.boundOrg(this.store.db)) !== orgId) return 'local';
+    if (!this.canSync() || !this.isRegistered() || !this.client?.serials) return 'offline';
     try {
       return (await this.client.serials({ prefix, quantity })).serial_start;
     } catch (err) {
-      this.logger.info(`sync: serials for ${prefix} numbered here, not by the remote: ${err instanceof Error ? err.message : String(err)}`);
-      return null;
+      this.logger.info(`sync: serials for ${prefix} numbered here, not by the remote (provisional): ${err instanceof Error ? err.message : String(err)}`);
+      return 'offline';
     }
   }
 
@@ -336,7 +338,9 @@ export class SiteSync {
 
   /**
    * Conflicts resolved here that the remote logged too (it sent them down) are resolved there as
-   * well. One the remote no longer has (restored from a backup) counts as done.
+   * well. One the remote no longer has (restored from a backup) counts as done. And the other way
+   * round: those still open here that the remote has resolved are resolved here (one call, made
+   * only while some are open).
    */
   private async sendResolutions(): Promise<void> {
     const orgId = await this.store.transaction((tx) => this.localOrg(tx));
@@ -348,6 +352,14 @@ export class SiteSync {
       }
       await this.store.transaction((tx) => this.repo.markResolvedAtRemote(tx, id, this.now()));
     }
+    const open = await this.repo.openWithRemoteId(this.store.db, orgId);
+    if (open.length === 0) return;
+    const resolvedThere = new Set((await this.client!.conflicts()).filter((c) => c.resolved_at !== null).map((c) => c.id));
+    const done = open.filter((c) => resolvedThere.has(c.remote_id));
+    if (done.length === 0) return;
+    await this.store.transaction(async (tx) => {
+      for (const { id } of done) await this.repo.resolvedByRemote(tx, id, this.now());
+    });
   }
 
   /** Changes of the bound organization waiting to be pushed (0 while no organization is bound). */

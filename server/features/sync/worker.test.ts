@@ -16,6 +16,7 @@ describe('SyncWorker', () => {
       push: () => Promise.reject(new Error('not used here')),
       changes: () => Promise.reject(new Error('not used here')),
       resolveConflict: () => Promise.reject(new Error('not used here')),
+      conflicts: () => Promise.reject(new Error('not used here')),
       register: async () => {
         calls += 1;
         throw new RemoteUnavailableError('Remote unreachable: connect ECONNREFUSED');

@@ -1,8 +1,7 @@
-import { lookup } from 'node:dns/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../../../test/support/receiver.ts';
 import { createPrivateAddressList, embeddedIPv4, isLoopbackListen, isPrivateAddress, isPrivateHost } from './address.ts';
-import { WebhookSender } from './sender.ts';
+import { type Resolver, WebhookSender } from './sender.ts';
 
 const privateList = createPrivateAddressList();
 const message = (url: string) => ({ url, headers: { 'webhook-id': 'evt_1' }, body: '{"type":"webhook.test"}' });
@@ -108,24 +107,32 @@ describe('WebhookSender (real loopback receiver)', () => {
   });
 
   it('in public-only mode refuses a host name that resolves to a private address, at connect time', async () => {
-    // `localhost` resolves to loopback on every machine (the system resolver, /etc/hosts), and
+    // A name no resolver knows, resolved to 127.0.0.1 by the sender's own resolver, so that this
+    // runs the same on every machine (no /etc/hosts entry, no `localhost` that may be ::1 only).
     // send() checks only IP literals before connecting: the refusal must come from the lookup
-    // hook at connect time (its message says so), after a real resolution of the name.
-    const name = 'localhost';
-    const resolved = await lookup(name, { all: true });
-    expect(resolved.some((a) => a.address === '127.0.0.1')).toBe(true);
+    // hook at connect time (its message says so); the same sender not in public-only mode
+    // reaches the receiver through that name.
+    const name = 'receiver.waymark.test';
+    const asked: string[] = [];
+    const resolve: Resolver = (hostname, _options, callback) => {
+      asked.push(hostname);
+      callback(null, [{ address: '127.0.0.1', family: 4 }]);
+    };
     const url = receiver.url.replace('127.0.0.1', name);
-    const open = new WebhookSender({ timeoutMs: 5000, publicOnly: false, privateList, userAgent: 'test' });
+    const open = new WebhookSender({ timeoutMs: 5000, publicOnly: false, privateList, userAgent: 'test', resolve });
     const before = receiver.requests.length;
     expect((await open.send(message(url), new AbortController().signal)).statusCode).toBe(204);
     expect(receiver.requests.length).toBe(before + 1);
+    expect(asked).toEqual([name]);
     open.close();
 
-    const sender = new WebhookSender({ timeoutMs: 5000, publicOnly: true, privateList, userAgent: 'test' });
+    const sender = new WebhookSender({ timeoutMs: 5000, publicOnly: true, privateList, userAgent: 'test', resolve });
     const result = await sender.send(message(url), new AbortController().signal);
     expect(result.statusCode).toBeNull();
-    expect(result.error).toMatch(/^Refused: localhost resolves to a private address \((127\.0\.0\.1|::1)\)$/);
+    expect(result.error).toBe(`Refused: ${name} resolves to a private address (127.0.0.1)`);
+    expect(asked).toEqual([name, name]);
     expect(receiver.requests.length).toBe(before + 1);
     sender.close();
   });
+
 });

@@ -26,7 +26,12 @@ export interface SenderOptions {
   publicOnly: boolean;
   privateList: BlockList;
   userAgent: string;
+  /** How host names are resolved (default: the system's, node:dns lookup); a test names its own. */
+  resolve?: Resolver;
 }
+
+/** node:dns lookup with `all: true`: every address of a host name. */
+export type Resolver = (hostname: string, options: LookupOptions & { all: true }, callback: (err: NodeJS.ErrnoException | null, addresses: LookupAddress[]) => void) => void;
 
 const MAX_ERROR_BODY = 300;
 
@@ -55,6 +60,7 @@ export class WebhookSender {
   send(message: OutgoingMessage, signal: AbortSignal): Promise<SendResult> {
     const started = performance.now();
     const { timeoutMs, publicOnly, privateList, userAgent } = this.options;
+    const resolveHost = this.options.resolve ?? dnsLookup;
     return new Promise<SendResult>((resolve) => {
       let settled = false;
       let timer: NodeJS.Timeout | undefined = undefined; // set below; finish() may run first
@@ -79,20 +85,20 @@ export class WebhookSender {
         finish(null, 'Refused: the receiver address is private or loopback (public-only mode)');
         return;
       }
-      const lookup = publicOnly
-        ? (hostname: string, opts: LookupOptions, callback: LookupCallback) => {
-            dnsLookup(hostname, { ...opts, all: true }, (err, addresses) => {
-              if (err) return callback(err, '');
-              const list = addresses;
-              const bad = list.find((a) => isPrivateAddress(privateList, a.address));
-              if (bad) {
-                return callback(Object.assign(new Error(`Refused: ${hostname} resolves to a private address (${bad.address})`), { code: 'EPRIVATE' }), '');
-              }
-              if (opts.all) return callback(null, list);
-              return callback(null, list[0]!.address, list[0]!.family);
-            });
-          }
-        : undefined;
+      const lookup =
+        publicOnly || this.options.resolve
+          ? (hostname: string, opts: LookupOptions, callback: LookupCallback) => {
+              resolveHost(hostname, { ...opts, all: true }, (err, list) => {
+                if (err) return callback(err, '');
+                const bad = publicOnly ? list.find((a) => isPrivateAddress(privateList, a.address)) : undefined;
+                if (bad) {
+                  return callback(Object.assign(new Error(`Refused: ${hostname} resolves to a private address (${bad.address})`), { code: 'EPRIVATE' }), '');
+                }
+                if (opts.all) return callback(null, list);
+                return callback(null, list[0]!.address, list[0]!.family);
+              });
+            }
+          : undefined;
 
       const req = (secure ? https : http).request(url, {
         method: 'POST',
