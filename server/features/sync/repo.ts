@@ -635,13 +635,6 @@ export class ReplicationRepo {
       .executeTakeFirst();
     return row === undefined ? null : Number(row.id);
   }
-  async addScanCount(db: Executor, nodeId: string, n: number): Promise<void> {
-    await db
-      .updateTable('nodes')
-      .set((eb) => ({ scan_count: eb('scan_count', '+', n) }))
-      .where('id', '=', nodeId)
-      .execute();
-  }
 
   // ---- site side: the queue ----
   // A site pushes only its bound organization's rows (another local organization is not paired).
