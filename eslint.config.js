@@ -24,6 +24,18 @@ const featureFace = {
 // db/, platform/, http/ and schemas/ sit below the features (app.ts wires features together).
 const belowFeatures = { regex: '(^|/)features/', message: 'db/, platform/, http/ and schemas/ sit below the features: they import none.' };
 
+// The nodes feature is the one writer of the `nodes` table (issue 19): other code changes nodes
+// through its public face (NodeService methods taking `tx`, nodes/scanCountRepo.ts). The sync
+// apply path writes replicated rows of every synced table by a table name it looks up
+// (sync/repo.ts, ENTITY_TABLES), which this rule cannot see and docs/architecture.md names.
+const NODES_WRITE = '(UPDATE|INSERT\\s+(OR\\s+\\w+\\s+)?INTO|REPLACE\\s+INTO|DELETE\\s+FROM)\\s+nodes\\b';
+const nodesWriterMessage = 'Only server/features/nodes/ writes the nodes table: call the nodes feature (its index.ts) instead.';
+const nodesOneWriter = [
+  { selector: "CallExpression[callee.property.name=/^(insertInto|updateTable|deleteFrom|replaceInto|mergeInto)$/][arguments.0.value=/^nodes(\\s|$)/]", message: nodesWriterMessage },
+  { selector: `TemplateElement[value.raw=/${NODES_WRITE}/i]`, message: nodesWriterMessage },
+  { selector: `Literal[value=/${NODES_WRITE}/i]`, message: nodesWriterMessage },
+];
+
 export default tseslint.config(
   { ignores: ['node_modules/', 'out/', '.tools/', 'test-results/', 'playwright-report/', 'data/', 'test/contract/typed-client/generated/'] },
   js.configs.recommended,
@@ -90,6 +102,11 @@ export default tseslint.config(
         ],
       }],
     },
+  },
+  {
+    files: ['server/**/*.ts'],
+    ignores: ['server/features/nodes/**', '**/*.test.ts'],
+    rules: { 'no-restricted-syntax': ['error', ...nodesOneWriter] },
   },
   {
     // db/, platform/, http/ and schemas/ sit below the features (app.ts wires features together).

@@ -29,6 +29,7 @@ const onPostgresToo = [
   // replication, leases and regressions fail with the remote on PostgreSQL (a site's sync round
   // answered 401; a restore test copies SQLite's file), to be fixed; sites converging through
   // several PostgreSQL processes are covered by test/processes.
+  'test/sync/compaction.test.ts',
   'test/sync/events.test.ts',
   'test/sync/gaps.test.ts',
   'test/sync/pairing.test.ts',

@@ -15,6 +15,7 @@ import type { AnyRouteSpec } from './http/route.ts';
 import type { Clock } from './platform/clock.ts';
 import { StorageHealth } from './http/storageHealth.ts';
 import { Outbox } from './platform/outbox.ts';
+import { OutboxPruner } from './platform/outboxPruner.ts';
 import { defaultSecretStore, type SecretStore } from './platform/secrets.ts';
 import { batchRoutes } from './features/batches/index.ts';
 import { KeysRepo, keyRoutes, KeyService } from './features/keys/index.ts';
@@ -130,7 +131,10 @@ async function createServices(
     // A paired site delivers no webhooks: the remote emits the events for what the site pushes,
     // so receivers hear each event once (docs/sync.md).
     enabled: () => sync.site.slugSource() === 'standalone',
+    // Pairing is for good (docs/sync.md): a site's own events are never delivered, only pruned.
+    neverDelivers: () => sync.site.remoteUrl !== null,
   });
+  const outboxPruner = new OutboxPruner({ store, outbox, clock, logger, options: config.outboxPrune });
   const webhooks = webhookFeature.service;
   const webhookDispatcher = webhookFeature.dispatcher;
   const analytics = new ScanAnalytics(store, clock);
@@ -162,7 +166,7 @@ async function createServices(
       }
     },
   };
-  return { outbox, organizations, slugs, nodes, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, webhookFeature, nfc, sync, analytics };
+  return { outbox, outboxPruner, organizations, slugs, nodes, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, webhookFeature, nfc, sync, analytics };
 }
 
 /**
@@ -194,6 +198,7 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
     services.generator,
     services.webhookDispatcher,
     services.sync.worker,
+    services.outboxPruner,
     { start: () => services.analytics.start(() => scans.lastScanAt()), stop: () => services.analytics.stop() },
     { start: () => services.nfc.start(), stop: async () => services.nfc.stop() },
   ];

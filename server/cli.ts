@@ -63,6 +63,24 @@ program
       .argParser(parseMs)
       .hideHelp(),
   )
+  .addOption(
+    new Option('--event-retention-days <days>', 'keep delivered webhook events at least this long before pruning them (docs/deploy.md)')
+      .env('WAYMARK_EVENT_RETENTION_DAYS')
+      .default(7)
+      .argParser(parseDays),
+  )
+  .addOption(
+    new Option('--sync-retention-days <days>', 'keep superseded sync changes this long before compacting them (docs/sync.md)')
+      .env('WAYMARK_SYNC_RETENTION_DAYS')
+      .default(30)
+      .argParser(parseDays),
+  )
+  .addOption(
+    new Option('--prune-every-ms <ms>', 'how often the event outbox is pruned and the sync outbox compacted (tests)')
+      .env('WAYMARK_PRUNE_EVERY_MS')
+      .argParser(parseMs)
+      .hideHelp(),
+  )
   .addOption(new Option('--remote <url>', 'pair this site with a remote Waymark instance (docs/sync.md)').env('WAYMARK_REMOTE'))
   .addOption(new Option('--remote-key <key>', 'API key of the organization on the remote').env('WAYMARK_REMOTE_KEY'))
   .action(async (opts: {
@@ -77,6 +95,9 @@ program
     webhookRetryBaseMs?: number;
     webhookTimeoutMs?: number;
     batchLeaseMs?: number;
+    eventRetentionDays: number | string;
+    syncRetentionDays: number | string;
+    pruneEveryMs?: number;
     nfc?: boolean;
     remote?: string;
     remoteKey?: string;
@@ -111,8 +132,13 @@ program
         trustProxy,
         webhooks,
         batchLeaseMs: opts.batchLeaseMs,
+        outboxPrune: { retentionMs: daysToMs(opts.eventRetentionDays), everyMs: opts.pruneEveryMs },
         nfc,
-        sync: { remoteUrl: opts.remote, remoteKey: opts.remoteKey },
+        sync: {
+          remoteUrl: opts.remote,
+          remoteKey: opts.remoteKey,
+          prune: { retentionMs: daysToMs(opts.syncRetentionDays), ...(opts.pruneEveryMs !== undefined ? { everyMs: opts.pruneEveryMs } : {}) },
+        },
       });
     } catch (err) {
       fail(startupError(err, opts.host, port, opts.database ? 'the database' : `data directory ${opts.data}`));
@@ -314,6 +340,17 @@ function parsePort(value: string): number {
 function parseMs(value: string): number {
   if (!/^\d+$/.test(value) || Number(value) < 1) fail(`invalid number of milliseconds: ${value}`);
   return Number(value);
+}
+
+/** A number of days, fractions allowed (0: no wait beyond what the rules keep). */
+function parseDays(value: string): number {
+  if (!/^\d+(\.\d+)?$/.test(value.trim())) fail(`invalid number of days: ${value}`);
+  return Number(value);
+}
+
+/** Days (a default is a number, a flag or variable a string commander already parsed) to milliseconds. */
+function daysToMs(days: number | string): number {
+  return Math.round((typeof days === 'string' ? parseDays(days) : days) * 86_400_000);
 }
 
 function nonBlank(value: string, flag: string): string {

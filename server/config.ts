@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { SyncConfig } from './features/sync/index.ts';
+import type { OutboxPruneOptions } from './platform/outboxPruner.ts';
 
 export interface AppConfig {
   /** Public address printed on tags: scan URLs are `{scanBase}/v/<slug>`. No trailing slash. */
@@ -20,6 +21,8 @@ export interface AppConfig {
   sync?: SyncConfig | undefined;
   /** How long a process's claim on a batch it generates lasts after each chunk (default 30 s; tests shorten it). */
   batchLeaseMs?: number | undefined;
+  /** Pruning of the event outbox (platform/outboxPruner.ts; retention 7 days, hourly, by default). */
+  outboxPrune?: Partial<OutboxPruneOptions> | undefined;
 }
 
 export interface WebhookSettings {
@@ -79,6 +82,7 @@ export function makeConfig(
     webhooks: { ...defaultWebhookSettings, ...definedOnly(partial.webhooks ?? {}) },
     ...(partial.sync ? { sync: partial.sync } : {}),
     ...(partial.batchLeaseMs !== undefined ? { batchLeaseMs: partial.batchLeaseMs } : {}),
+    ...(partial.outboxPrune ? { outboxPrune: partial.outboxPrune } : {}),
   };
 }
 

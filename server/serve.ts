@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { networkInterfaces } from 'node:os';
 import { type App, createApp, type Logger, consoleLogger } from './app.ts';
-import { makeConfig, type WebhookSettings } from './config.ts';
+import { type AppConfig, makeConfig, type WebhookSettings } from './config.ts';
 import type { SyncConfig } from './features/sync/index.ts';
 import type { Database } from './db/database.ts';
 import { databaseFile, openStore } from './db/openStore.ts';
@@ -54,6 +54,8 @@ export interface ServeOptions {
   webhooks?: Partial<WebhookSettings> | undefined;
   /** Batch generation lease (AppConfig.batchLeaseMs). */
   batchLeaseMs?: number | undefined;
+  /** Pruning of the event outbox (AppConfig.outboxPrune). */
+  outboxPrune?: AppConfig['outboxPrune'];
   /**
    * Start the NFC reader bridge (a PC/SC child process with a watchdog). `true` starts one with
    * this process's environment; an object passes its options (e.g. PCSCLITE_CSOCK_NAME in env).
@@ -121,6 +123,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     sync: options.sync,
     webhooks: { ...options.webhooks, publicOnly: options.webhooks?.publicOnly ?? !isLoopbackListen(options.host) },
     batchLeaseMs: options.batchLeaseMs,
+    outboxPrune: options.outboxPrune,
   });
   const nfc = options.nfc
     ? new NfcBridge({ log: (m) => logger.info(m), ...(typeof options.nfc === 'object' ? options.nfc : {}) })

@@ -20,6 +20,17 @@ export interface OutboxEvent {
  */
 export type SubscriptionCheck = (db: Executor, orgId: string, type: string) => Promise<boolean>;
 
+/**
+ * A reader of the outbox (the webhook fan-out). The pruner (outboxPruner.ts) deletes an event only
+ * once every consumer is done with it: read for good, and no longer referred to.
+ */
+export interface OutboxConsumer {
+  /** The highest seq this consumer has read for good; events after it are still to come to it. */
+  readThrough(db: Executor): Promise<number>;
+  /** Of these seqs (all read for good), the ones it still refers to (e.g. a delivery not yet forgotten). */
+  stillNeeded(db: Executor, seqs: readonly number[]): Promise<Set<number>>;
+}
+
 export interface OutboxDeps {
   store: Store;
   clock: Clock;
@@ -39,12 +50,13 @@ export class Outbox {
   private readonly clock: Clock;
   private readonly repo: OutboxRepo;
   private readonly check: SubscriptionCheck;
+  private readonly readers: OutboxConsumer[] = [];
 
   constructor(deps: OutboxDeps) {
     this.store = deps.store;
     this.clock = deps.clock;
     this.check = deps.subscribed;
-    this.repo = deps.repo ?? new OutboxRepo();
+    this.repo = deps.repo ?? new OutboxRepo(deps.store.dialect);
   }
 
   async record(tx: Executor, orgId: string, type: string, data: unknown): Promise<string> {
@@ -78,6 +90,16 @@ export class Outbox {
   onRecorded(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  /** Registers a reader whose progress and references hold events back from pruning. */
+  addConsumer(consumer: OutboxConsumer): void {
+    this.readers.push(consumer);
+  }
+
+  /** The registered readers (outboxPruner.ts). */
+  consumers(): readonly OutboxConsumer[] {
+    return this.readers;
   }
 
   /** Events after `afterSeq`, oldest first. */

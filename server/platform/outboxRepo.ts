@@ -1,4 +1,5 @@
-import type { Executor } from '../db/store.ts';
+import { tryTransactionLock } from '../db/locks.ts';
+import type { Dialect, Executor } from '../db/store.ts';
 
 export interface OutboxRow {
   id: string;
@@ -8,8 +9,14 @@ export interface OutboxRow {
   created_at: string;
 }
 
-/** The SQL of the event outbox (platform/outbox.ts). */
+/** The SQL of the event outbox (platform/outbox.ts) and of its pruning (platform/outboxPruner.ts). */
 export class OutboxRepo {
+  private readonly dialect: Dialect;
+
+  constructor(dialect: Dialect = 'sqlite') {
+    this.dialect = dialect;
+  }
+
   async insert(db: Executor, row: OutboxRow): Promise<void> {
     await db.insertInto('outbox_events').values(row).execute();
   }
@@ -23,5 +30,44 @@ export class OutboxRepo {
       .orderBy('seq')
       .limit(limit)
       .execute();
+  }
+
+  // ---- pruning (outboxPruner.ts) ----
+
+  /** The highest seq recorded (0 when none is left). */
+  async maxSeq(db: Executor): Promise<number> {
+    const row = await db
+      .selectFrom('outbox_events')
+      .select((eb) => eb.fn.coalesce(eb.fn.max('seq'), eb.lit(0)).as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** Seqs of events with `after` < seq < `below` recorded before `before` (ISO), oldest first. */
+  async prunable(db: Executor, range: { after: number; below: number; before: string; limit: number }): Promise<number[]> {
+    const rows = await db
+      .selectFrom('outbox_events')
+      .select('seq')
+      .where('seq', '>', range.after)
+      .where('seq', '<', range.below)
+      .where('created_at', '<', range.before)
+      .orderBy('seq')
+      .limit(range.limit)
+      .execute();
+    return rows.map((r) => Number(r.seq));
+  }
+
+  async deleteEvents(db: Executor, seqs: readonly number[]): Promise<number> {
+    let deleted = 0;
+    for (let i = 0; i < seqs.length; i += 500) {
+      const r = await db.deleteFrom('outbox_events').where('seq', 'in', seqs.slice(i, i + 500)).executeTakeFirst();
+      deleted += Number(r.numDeletedRows);
+    }
+    return deleted;
+  }
+
+  /** PostgreSQL: whether this transaction got the lock `key` (another process may hold it); SQLite: always (one writer). */
+  tryLock(db: Executor, key: string): Promise<boolean> {
+    return tryTransactionLock(db, this.dialect, key);
   }
 }

@@ -7,4 +7,4 @@ export { applyTemplate, assertNoLockedOverride, assertTemplateFits, isConfigured
 export { type NodeFilter, type NodeRow, NodesRepo } from './repo.ts';
 export { nodeRoutes } from './routes.ts';
 export { type CreateNodeInput, type NodeChange, NodeService, scanUrl, type TemplateLookup, type UpdateNodeInput } from './service.ts';
-export { addScanCounts, lockNodesForScans, prepareScanCount } from './scanCountRepo.ts';
+export { addScanCounts, addScanCountsInTx, lockNodesForScans, prepareScanCount } from './scanCountRepo.ts';

@@ -42,3 +42,19 @@ export async function addScanCounts(tx: Executor, counts: ReadonlyMap<string, nu
   await sql`UPDATE nodes SET scan_count = nodes.scan_count + c.n
             FROM unnest(${ids}::text[], ${ns}::bigint[]) AS c(id, n) WHERE nodes.id = c.id`.execute(tx);
 }
+
+/**
+ * Either backend, in the caller's transaction (sync's push apply, scans arriving from a site): adds
+ * each node's new scans to its scan_count, in node-id order as lockNodesForScans locks them, so on
+ * PostgreSQL a push and a scan batch touching the same nodes wait for each other, never deadlock.
+ */
+export async function addScanCountsInTx(tx: Executor, counts: ReadonlyMap<string, number>): Promise<void> {
+  for (const id of [...counts.keys()].sort()) {
+    const n = counts.get(id) as number;
+    await tx
+      .updateTable('nodes')
+      .set((eb) => ({ scan_count: eb('scan_count', '+', n) }))
+      .where('id', '=', id)
+      .execute();
+  }
+}

@@ -2,6 +2,7 @@ import type { ChangeCapture } from '../../db/changeCapture.ts';
 import type { Executor } from '../../db/store.ts';
 import type { ScanRefusalT, SyncChangeT, SyncScanT } from '../../schemas/sync.ts';
 import { newer } from '../../platform/hlc.ts';
+import { addScanCountsInTx } from '../nodes/index.ts';
 import type { ReplicationRepo, Version } from './repo.ts';
 
 /**
@@ -124,7 +125,8 @@ export class ChangeApplier {
       added.push({ ...s, local });
       if (!s.is_bot) counts.set(s.node_id, (counts.get(s.node_id) ?? 0) + 1);
     }
-    for (const [nodeId, n] of counts) await this.repo.addScanCount(tx, nodeId, n);
+    // The nodes feature is the one writer of `nodes` (scan_count included).
+    await addScanCountsInTx(tx, counts);
     return { added, stored, refused };
   }
 

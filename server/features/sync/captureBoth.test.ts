@@ -200,6 +200,16 @@ describe.each(backends)('change capture on $dialect (one model for both backends
     const node = await store.db.selectFrom('nodes').select(['label', 'status', 'updated_at']).where('id', '=', 'n1').executeTakeFirstOrThrow();
     expect({ label: state.label, status: state.status, updated_at: state.updated_at }).toEqual(node);
     expect(await pruner.prune()).toBe(0);
+
+    // Received-but-unapplied edits go once older than the retention, in chunks (here of 3).
+    const old = formatHlc(clock.now() - 90_000, 0);
+    const recent = formatHlc(clock.now() - 1_000, 0);
+    const unapplied = [...Array.from({ length: 7 }, (_, i) => ({ id: `u${i}`, hlc: old })), { id: 'kept', hlc: recent }];
+    await store.transaction((tx) =>
+      tx.insertInto('sync_unapplied').values(unapplied.map((u) => ({ entity: 'node', entity_id: u.id, hlc: u.hlc, writer: 'w', fields: '{}' }))).execute(),
+    );
+    await pruner.prune();
+    expect(await store.db.selectFrom('sync_unapplied').select('entity_id').execute()).toEqual([{ entity_id: 'kept' }]);
   });
 
   run('a compacted history pushed again (a remote restored from a backup) rebuilds what the whole history did', async () => {

@@ -95,7 +95,12 @@ export class SyncPruner {
       // Let requests through between chunks (on SQLite a chunk holds the event loop while it runs).
       await new Promise((resolve) => setImmediate(resolve));
     }
-    await this.store.transaction((tx) => this.rows.pruneUnapplied(tx, cutoff));
+    // Bounded chunks here too, one process at a time: no long transaction however much there is.
+    for (;;) {
+      const found = await this.store.transaction(async (tx) => ((await this.rows.tryLock(tx, 'sync-prune')) ? this.rows.pruneUnapplied(tx, cutoff, this.options.chunk) : 0));
+      if (found < this.options.chunk) break;
+      await new Promise((resolve) => setImmediate(resolve));
+    }
     return dropped;
   }
 

@@ -635,13 +635,6 @@ export class ReplicationRepo {
       .executeTakeFirst();
     return row === undefined ? null : Number(row.id);
   }
-  async addScanCount(db: Executor, nodeId: string, n: number): Promise<void> {
-    await db
-      .updateTable('nodes')
-      .set((eb) => ({ scan_count: eb('scan_count', '+', n) }))
-      .where('id', '=', nodeId)
-      .execute();
-  }
 
   // ---- site side: the queue ----
   // A site pushes only its bound organization's rows (another local organization is not paired).
@@ -803,9 +796,18 @@ export class ReplicationRepo {
     const r = await sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${key}, 0)) AS ok`.execute(db);
     return r.rows[0]?.ok === true;
   }
-  /** Received-but-unapplied edits older than `hlc` (kept only as history for the conflict log). */
-  async pruneUnapplied(db: Executor, hlc: string): Promise<number> {
-    const r = await db.deleteFrom('sync_unapplied').where('hlc', '<', hlc).executeTakeFirst();
-    return Number(r.numDeletedRows);
+  /** Up to `limit` received-but-unapplied edits older than `hlc` (kept only as history for the conflict log); returns how many it found. */
+  async pruneUnapplied(db: Executor, hlc: string, limit: number): Promise<number> {
+    const keys = await db.selectFrom('sync_unapplied').select(['entity', 'entity_id', 'hlc', 'writer']).where('hlc', '<', hlc).limit(limit).execute();
+    for (const k of keys) {
+      await db
+        .deleteFrom('sync_unapplied')
+        .where('entity', '=', k.entity)
+        .where('entity_id', '=', k.entity_id)
+        .where('hlc', '=', k.hlc)
+        .where('writer', '=', k.writer)
+        .execute();
+    }
+    return keys.length;
   }
 }

@@ -41,6 +41,11 @@ export interface WebhooksDeps {
   logger: { error(message: string, err?: unknown): void };
   /** False while delivery is someone else's job (a paired site: the remote delivers). */
   enabled?: () => boolean;
+  /**
+   * True once this instance will never deliver its own events (a paired site: pairing is for
+   * good, docs/sync.md). Its events are then pruned without waiting for the fan-out.
+   */
+  neverDelivers?: () => boolean;
 }
 
 /** The service (API and queues), its routes, the dispatcher (a worker) and its /metrics gauges. */
@@ -67,6 +72,13 @@ export function createWebhooks(deps: WebhooksDeps) {
     clock: deps.clock,
     logger: deps.logger,
     ...(deps.enabled ? { enabled: deps.enabled } : {}),
+  });
+  // The fan-out is the outbox's consumer: an event goes once fanned out and no delivery refers to it.
+  const neverDelivers = deps.neverDelivers ?? (() => false);
+  const repo = new WebhooksRepo(deps.store.dialect);
+  deps.outbox.addConsumer({
+    readThrough: async (db) => (neverDelivers() ? Number.MAX_SAFE_INTEGER : repo.fanoutCursor(db)),
+    stillNeeded: (db, seqs) => repo.referencedEvents(db, seqs),
   });
   return {
     service,

@@ -235,6 +235,26 @@ export class WebhooksRepo {
     return (await db.selectFrom('outbox_events').select('seq').where('id', '=', eventId).executeTakeFirst())?.seq;
   }
 
+  /** The fan-out cursor as committed, without locking it (the outbox pruner's bound). */
+  async fanoutCursor(db: Executor): Promise<number> {
+    return Number((await db.selectFrom('webhook_fanout_cursor').select('last_seq').where('id', '=', 1).executeTakeFirstOrThrow()).last_seq);
+  }
+
+  /** Of these outbox seqs, the ones a delivery (pending or finished) still refers to. */
+  async referencedEvents(db: Executor, seqs: readonly number[]): Promise<Set<number>> {
+    const found = new Set<number>();
+    for (let i = 0; i < seqs.length; i += 500) {
+      const rows = await db
+        .selectFrom('webhook_deliveries')
+        .select('event_seq')
+        .distinct()
+        .where('event_seq', 'in', seqs.slice(i, i + 500))
+        .execute();
+      for (const r of rows) found.add(Number(r.event_seq));
+    }
+    return found;
+  }
+
   /** The fan-out cursor, locked until the transaction ends on PostgreSQL (one fan-out at a time across processes). */
   async lockFanoutCursor(db: Executor): Promise<number> {
     let query = db.selectFrom('webhook_fanout_cursor').select('last_seq').where('id', '=', 1);
