@@ -25,7 +25,7 @@ const featureFace = {
 const belowFeatures = { regex: '(^|/)features/', message: 'db/, platform/, http/ and schemas/ sit below the features: they import none.' };
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'out/', '.tools/', 'test-results/', 'playwright-report/', 'data/', 'test/contract/typed-client/generated/'] },
+  { ignores: ['node_modules/', 'out/', 'dist/', '.tools/', 'test-results/', 'playwright-report/', 'data/', 'test/contract/typed-client/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -26,6 +26,11 @@ const config = JSON.parse(readFileSync(join(root, 'electron-builder.json'), 'utf
   [key: string]: unknown;
 };
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+  name: string;
+  version: string;
+  description: string;
+  homepage: string;
+  author?: { name?: string };
   main: string;
   dependencies: Record<string, string>;
   optionalDependencies: Record<string, string>;
@@ -180,5 +185,10 @@ describe('the desktop package (electron-builder.json), checked as data', () => {
     const validate = new Ajv({ allErrors: true, strict: false }).compile(schema);
     expect(validate(config), JSON.stringify(validate.errors)).toBe(true);
     expect(pkg.scripts.dist).toBe('electron-vite build && electron-builder --config electron-builder.json');
+    // What electron-builder refuses to package without: deb needs a homepage and a maintainer,
+    // NSIS takes the company from the author.
+    for (const field of ['name', 'version', 'description', 'homepage'] as const) expect(pkg[field], field).toMatch(/\S/);
+    expect(pkg.author?.name).toMatch(/\S/);
+    expect((config.linux as { maintainer?: string }).maintainer).toMatch(/\S/);
   });
 });
