@@ -37,7 +37,7 @@ const nodesOneWriter = [
 ];
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'out/', '.tools/', 'test-results/', 'playwright-report/', 'data/', 'test/contract/typed-client/generated/'] },
+  { ignores: ['node_modules/', 'out/', 'dist/', '.tools/', 'test-results/', 'playwright-report/', 'data/', 'test/contract/typed-client/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

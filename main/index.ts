@@ -4,10 +4,11 @@
 // plain modules beside this file and are unit-tested without Electron.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BrowserWindow, Menu, app, dialog, ipcMain, safeStorage, screen, session, shell } from 'electron';
+import { BrowserWindow, Menu, app, dialog, ipcMain, safeStorage, screen, session, shell, utilityProcess } from 'electron';
 import { CONSOLE_CSP } from '../server/http/console.ts';
 import { type RunningServer, startServer } from '../server/serve.ts';
 import { menuTemplate } from './menu.ts';
+import { chooseNfcChildRuntime, nfcChildSpawner } from './nfc-child.ts';
 import { type DesktopSession, PRINT_PDF_CHANNEL, SESSION_CHANNEL } from './preload/contract.ts';
 import { checkPrintRequest } from './print.ts';
 import { keychainSecretStore } from './secrets.ts';
@@ -37,7 +38,8 @@ function openExternal(url: string): void {
 
 async function startEmbeddedServer(userData: string): Promise<RunningServer> {
   const { settings, problems } = parseSettings(readText(join(userData, 'settings.json')));
-  for (const p of problems) console.warn(`settings.json: ${p}`);
+  const nfcRuntime = chooseNfcChildRuntime({ inElectron: true, packaged: app.isPackaged, nfcNode: settings.nfcNode, execPath: process.execPath });
+  for (const p of [...problems, ...nfcRuntime.problems]) console.warn(`settings.json: ${p}`);
   const options = {
     host: settings.host,
     dataDir: join(userData, 'data'),
@@ -45,9 +47,9 @@ async function startEmbeddedServer(userData: string): Promise<RunningServer> {
     consoleDir: join(here, '..', 'renderer'),
     // The remote key of a site paired from the console, encrypted with the OS keychain.
     secrets: keychainSecretStore(join(userData, 'secrets.json'), safeStorage),
-    // NFC runs in a child on a real Node (nfc-pcsc is not built for Electron): only when
-    // settings.json names one; the child script is read from the project's sources.
-    ...(settings.nfcNode ? { nfc: { execPath: settings.nfcNode, script: join(here, '..', '..', 'server', 'features', 'nfc', 'bridge-child.ts') } } : {}),
+    // The reader bridge's child (bridge-child.js, bundled beside this file) as a utilityProcess
+    // on Electron's own runtime; nfcNode is a developer override for checkouts (nfc-child.ts).
+    nfc: { spawn: nfcChildSpawner(nfcRuntime.runtime, utilityProcess) },
   };
   try {
     return await startServer({ ...options, port: settings.port });

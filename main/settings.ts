@@ -8,8 +8,9 @@ export interface DesktopSettings {
   port: number;
   scanBase: string | undefined;
   /**
-   * A Node (≥ 22.12) binary for the NFC bridge child: nfc-pcsc's native module is built for Node,
-   * not for Electron (docs/nfc.md). Unset: the desktop app runs without NFC.
+   * Developer override, for `electron .` from a checkout only: a Node (≥ 22.12) binary for the NFC
+   * bridge child, whose node_modules hold the PC/SC module built for Node, not Electron. Unset (and
+   * always in the installed app): the child is a utilityProcess on Electron's runtime.
    */
   nfcNode: string | undefined;
 }

@@ -1,5 +1,6 @@
 /**
- * The PC/SC side of the NFC bridge, in its own process (forked by bridge.ts). nfc-pcsc and its
+ * The PC/SC side of the NFC bridge, in its own process (started by bridge.ts: a Node fork, or an
+ * Electron utilityProcess in the desktop app). nfc-pcsc and its
  * native addon live only here: a spinning, crashing or hung PC/SC stack cannot stall the API
  * server; the parent's watchdog kills and restarts this process.
  *
@@ -14,8 +15,21 @@ import { advice, type ReaderAdvice } from './advice.ts';
 import { inspectTag, NfcError, verifyUriOnTag, writeUriToTag, type TagSnapshot, type Transmit } from './program.ts';
 import { EXIT_UNAVAILABLE, type FromChild, type ReaderState, type ToChild } from './protocol.ts';
 
+/** Electron's utilityProcess talks over process.parentPort; a Node fork over process.send. */
+interface ParentPort {
+  postMessage(message: unknown): void;
+  on(event: 'message', listener: (event: { data: unknown }) => void): void;
+}
+const parentPort = (process as NodeJS.Process & { parentPort?: ParentPort }).parentPort;
+
 function post(msg: FromChild): void {
-  process.send?.(msg);
+  if (parentPort) parentPort.postMessage(msg);
+  else process.send?.(msg);
+}
+
+function onParentMessage(listener: (msg: ToChild) => void): void {
+  if (parentPort) parentPort.on('message', (event) => listener(event.data as ToChild));
+  else process.on('message', (raw) => listener(raw as ToChild));
 }
 
 const socketPath = process.env.PCSCLITE_CSOCK_NAME || '/run/pcscd/pcscd.comm';
@@ -153,14 +167,14 @@ async function handleWrite(msg: Extract<ToChild, { type: 'write' }>): Promise<vo
   }
 }
 
-process.on('message', (raw) => {
-  const msg = raw as ToChild;
+onParentMessage((msg) => {
   if (msg.type === 'write') void handleWrite(msg);
   else if (msg.type === 'feedback') {
     const entry = readers.get(msg.reader);
     if (entry) void feedback(entry, msg.ok);
   } else if (msg.type === 'shutdown') process.exit(0);
 });
+// A utility process ends with the app; a forked one when its parent's channel closes.
 process.on('disconnect', () => process.exit(0));
 
 setInterval(() => post({ type: 'heartbeat' }), 500);

@@ -1,15 +1,15 @@
 /**
- * The API-process side of the NFC bridge: forks bridge-child.ts (the only place nfc-pcsc is
- * loaded), relays its state and tag events, and watches it. A child that stops sending
+ * The API-process side of the NFC bridge: starts bridge-child.ts (the only place nfc-pcsc is
+ * loaded) through a spawner (spawn.ts: a Node fork, or Electron's utilityProcess in the app), relays its state and tag events, and watches it. A child that stops sending
  * heartbeats (nfc-pcsc spinning with no pcscd, a hung native call), crashes, or exits because
  * pcscd went away is replaced; the API server never waits on PC/SC longer than a write timeout.
  */
-import { fork, type ChildProcess } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { advice, type ReaderAdvice } from './advice.ts';
 import { NfcError, type WriteOutcome } from './program.ts';
 import { EXIT_UNAVAILABLE, type CardOnReader, type FromChild, type ReaderState, type ToChild } from './protocol.ts';
+import { type BridgeChild, forkBridgeChild, type SpawnBridgeChild } from './spawn.ts';
 
 export interface BridgeStatus {
   state: ReaderState;
@@ -58,13 +58,10 @@ export interface NfcBridgeOptions {
   /** Delay before starting a new child (ms). */
   restartDelayMs?: number;
   log?: (message: string) => void;
-  /** Child script (tests only). */
+  /** Child script: default bridge-child.ts beside this file; the desktop app's bundled one. */
   script?: string;
-  /**
-   * Node binary for the child (default: this process's). Under Electron, point it at a Node
-   * ≥ 22.12 that nfc-pcsc's native module was built for (fork would otherwise run Electron's).
-   */
-  execPath?: string;
+  /** Starts the child: default child_process.fork on this Node; the desktop app a utilityProcess. */
+  spawn?: SpawnBridgeChild;
 }
 
 interface Pending {
@@ -74,8 +71,8 @@ interface Pending {
 }
 
 export class NfcBridge extends EventEmitter implements NfcDevice {
-  private readonly options: Required<Omit<NfcBridgeOptions, 'env' | 'log' | 'execPath'>> & Pick<NfcBridgeOptions, 'env' | 'log' | 'execPath'>;
-  private child: ChildProcess | null = null;
+  private readonly options: Required<Omit<NfcBridgeOptions, 'env' | 'log'>> & Pick<NfcBridgeOptions, 'env' | 'log'>;
+  private child: BridgeChild | null = null;
   private current: BridgeStatus = { state: 'starting', ...advice.starting, readers: [], cards: [], generation: 0 };
   private lastSeen = 0;
   private watchdog: NodeJS.Timeout | null = null;
@@ -83,6 +80,8 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
   private stopped = true;
   private nextId = 1;
   private readonly pending = new Map<number, Pending>();
+  /** Children whose exit was reported (stop() waits for the exit of one that has not). */
+  private readonly exited = new WeakSet<BridgeChild>();
 
   constructor(options: NfcBridgeOptions = {}) {
     super();
@@ -93,7 +92,7 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
       script: options.script ?? join(import.meta.dirname, 'bridge-child.ts'),
       env: options.env,
       log: options.log,
-      execPath: options.execPath,
+      spawn: options.spawn ?? forkBridgeChild(),
     };
   }
 
@@ -113,9 +112,9 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
     const child = this.child;
     this.child = null;
     this.failPending(new NfcError('no_reader', 'NFC bridge stopped.'));
-    if (child && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      child.kill('SIGKILL');
+    if (child && !this.exited.has(child)) {
+      const exited = new Promise<void>((resolve) => child.onExit(() => resolve()));
+      child.kill();
       await exited;
     }
   }
@@ -129,7 +128,7 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
     const s = this.current.state;
     if (s === 'unavailable') return Promise.reject(new NfcError('unavailable', this.current.message));
     if (s === 'no_daemon') return Promise.reject(new NfcError('no_daemon', this.current.message));
-    if (!child || !child.connected || s === 'starting') {
+    if (!child || !child.alive || s === 'starting') {
       return Promise.reject(new NfcError('busy', 'The NFC bridge is (re)starting: try again in a moment.'));
     }
     if (s === 'no_reader') return Promise.reject(new NfcError('no_reader', this.current.message));
@@ -160,40 +159,31 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
   /** Kill the child now and start a new one (watchdog, tests). */
   restart(reason: string): void {
     this.options.log?.(`NFC bridge: restarting the PC/SC child (${reason})`);
-    this.child?.kill('SIGKILL');
+    this.child?.kill();
   }
 
   private send(msg: ToChild): void {
-    try {
-      if (this.child?.connected) this.child.send(msg);
-    } catch {
-      // the child is going away; the exit handler cleans up
-    }
+    this.child?.send(msg);
   }
 
   private spawnChild(): void {
     this.restartTimer = null;
     if (this.stopped) return;
-    const child = fork(this.options.script, [], {
-      env: this.options.env ?? process.env,
-      execArgv: [],
-      ...(this.options.execPath ? { execPath: this.options.execPath } : {}),
-      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-    });
+    const child = this.options.spawn({ script: this.options.script, env: this.options.env ?? process.env });
     this.child = child;
     this.lastSeen = Date.now();
     this.current.generation++;
     let stderr = '';
-    child.stderr?.on('data', (d: Buffer) => {
-      stderr = (stderr + d.toString()).slice(-2000);
+    child.onStderr((text) => {
+      stderr = (stderr + text).slice(-2000);
     });
-    child.on('message', (raw) => {
+    child.onMessage((msg) => {
       if (this.child !== child) return;
       this.lastSeen = Date.now();
-      this.onMessage(raw as FromChild);
+      this.onMessage(msg);
     });
-    child.on('error', () => {});
-    child.once('exit', (code, signal) => {
+    child.onExit((code, signal) => {
+      this.exited.add(child);
       if (this.child === child) this.child = null;
       this.failPending(new NfcError('tag_removed', 'The NFC reader connection was reset during the write: present the tag again.'));
       if (this.stopped) return;
