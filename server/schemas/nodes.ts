@@ -15,10 +15,16 @@ export const AfterLimit = z
   .meta({ id: 'AfterLimit', description: 'What a scan gets once the node has expired or reached max_scans. Default: gone.' });
 export type AfterLimitT = z.infer<typeof AfterLimit>;
 
+const RFC3339_TEXT = 'must be an RFC 3339 date-time with a zone, e.g. 2026-12-31T23:59:59Z';
+/** An RFC 3339 date-time with its zone (an instant); [0-9] rather than \d, as the document's patterns do. */
+const rfc3339 = z
+  .string({ error: RFC3339_TEXT })
+  .regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$/, RFC3339_TEXT)
+  .refine((s) => !Number.isNaN(Date.parse(s)), RFC3339_TEXT);
+
 /** Node limits as create and PATCH take them (null clears one on PATCH). */
 const limitFields = {
-  expires_at: z.iso
-    .datetime({ offset: true, error: 'must be an RFC 3339 date-time with a zone, e.g. 2026-12-31T23:59:59Z' })
+  expires_at: rfc3339
     .nullable()
     .optional()
     .meta({ description: 'From this instant on, a scan gets after_limit. null = never expires.' }),
@@ -128,9 +134,5 @@ export const NodeUpdated = Node.pick({
   function_type: true,
   payload: true,
   status: true,
-  expires_at: true,
-  max_scans: true,
-  password_protected: true,
-  after_limit: true,
 }).meta({ id: 'NodeUpdated' });
 export const NodeDeleted = z.object({ deleted: z.literal(true), slug: z.string() });

@@ -84,16 +84,18 @@ describe('node limits through the API', () => {
     expect(stored[0]?.password_hash).not.toBe(stored[1]?.password_hash);
   });
 
-  it('PATCH sets and clears each limit (null clears; after_limit null = gone); the answer carries them', async () => {
+  it('PATCH sets and clears each limit (null clears; after_limit null = gone), answering the spec\'s seven fields', async () => {
     const node = await create({});
+    const get = async () => (await server.api('GET', `/nodes/${node.slug}`)).body.data;
     const set = await server.api('PATCH', `/nodes/${node.slug}`, { expires_at: '2027-01-01T00:00:00Z', max_scans: 5, password: 'letmein', after_limit: { type: 'redirect', url: 'https://example.com/over' } });
     expect(set.status, set.text).toBe(200);
-    expect(set.body.data).toMatchObject({ expires_at: '2027-01-01T00:00:00.000Z', max_scans: 5, password_protected: true, after_limit: { type: 'redirect', url: 'https://example.com/over' } });
+    expect(Object.keys(set.body.data).sort()).toEqual(['function_type', 'id', 'label', 'payload', 'slug', 'status', 'url']);
+    expect(await get()).toMatchObject({ expires_at: '2027-01-01T00:00:00.000Z', max_scans: 5, password_protected: true, after_limit: { type: 'redirect', url: 'https://example.com/over' } });
     // Other fields leave the limits alone.
-    const relabel = await server.api('PATCH', `/nodes/${node.slug}`, { label: 'Renamed' });
-    expect(relabel.body.data).toMatchObject({ max_scans: 5, password_protected: true });
-    const cleared = await server.api('PATCH', `/nodes/${node.slug}`, { expires_at: null, max_scans: null, password: null, after_limit: null });
-    expect(cleared.body.data).toMatchObject({ expires_at: null, max_scans: null, password_protected: false, after_limit: { type: 'gone' } });
+    expect((await server.api('PATCH', `/nodes/${node.slug}`, { label: 'Renamed' })).status).toBe(200);
+    expect(await get()).toMatchObject({ max_scans: 5, password_protected: true });
+    expect((await server.api('PATCH', `/nodes/${node.slug}`, { expires_at: null, max_scans: null, password: null, after_limit: null })).status).toBe(200);
+    expect(await get()).toMatchObject({ expires_at: null, max_scans: null, password_protected: false, after_limit: { type: 'gone' } });
   });
 
   it('refuses invalid limits with 422 naming the field', async () => {

@@ -93,10 +93,6 @@ export function nodeRoutes(nodes: NodeService) {
             function_type: n.function_type,
             payload: n.payload,
             status: n.status,
-            expires_at: n.expires_at,
-            max_scans: n.max_scans,
-            password_protected: n.password_protected,
-            after_limit: n.after_limit,
           },
         };
       },
