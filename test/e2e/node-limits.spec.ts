@@ -24,7 +24,7 @@ test('the node editor sets and clears expiry, a scan limit, a fallback and a pas
   await form.getByLabel('Maximum scans').fill('3');
   await form.getByLabel('After the limit or expiry').selectOption('redirect');
   await form.getByLabel('Fallback URL').fill('https://example.com/sold-out');
-  await form.getByLabel('Password', { exact: true }).fill('open sesame');
+  await form.getByLabel('Scan password', { exact: true }).fill('open sesame');
   await form.getByRole('button', { name: 'Save limits' }).click();
   await expect(page.getByText('Limits saved')).toBeVisible();
   await expect.poll(async () => (await api('GET', `/nodes/${slug}`)).body.data).toMatchObject({
@@ -35,7 +35,7 @@ test('the node editor sets and clears expiry, a scan limit, a fallback and a pas
   });
   // The password is never shown back; the form says one is set.
   await expect(form.getByText('A password is set')).toBeVisible();
-  await expect(form.getByLabel('New password')).toHaveValue('');
+  await expect(form.getByLabel('New scan password')).toHaveValue('');
   // A scan now gets the password page.
   const scanned = await fetch(`${server.url}/v/${slug}`, { redirect: 'manual' });
   expect(scanned.status).toBe(200);
@@ -45,7 +45,7 @@ test('the node editor sets and clears expiry, a scan limit, a fallback and a pas
   await form.getByLabel('Expires').fill('');
   await form.getByLabel('Maximum scans').fill('');
   await form.getByLabel('After the limit or expiry').selectOption('gone');
-  await form.getByLabel('Remove the password').check();
+  await form.getByLabel('Remove the scan password').check();
   await form.getByRole('button', { name: 'Save limits' }).click();
   await expect.poll(async () => (await api('GET', `/nodes/${slug}`)).body.data).toMatchObject({
     expires_at: null,
@@ -53,5 +53,5 @@ test('the node editor sets and clears expiry, a scan limit, a fallback and a pas
     password_protected: false,
     after_limit: { type: 'gone' },
   });
-  await expect(form.getByLabel('Password', { exact: true })).toBeVisible();
+  await expect(form.getByLabel('Scan password', { exact: true })).toBeVisible();
 });

@@ -91,8 +91,8 @@ export function NodeLimits({ node, onSaved }: { node: NodeT; onSaved(): void }) 
           </Field>
         ) : null}
         <Field
-          label={node.password_protected ? 'New password' : 'Password'}
-          error={errors.password ? `Password ${errors.password}` : undefined}
+          label={node.password_protected ? 'New scan password' : 'Scan password'}
+          error={errors.password ? `Scan password ${errors.password}` : undefined}
           hint={node.password_protected ? 'A password is set (it is never shown). Type a new one to replace it.' : 'Scans show a password page first. Leave empty for none.'}
         >
           {(c) => (
@@ -101,7 +101,7 @@ export function NodeLimits({ node, onSaved }: { node: NodeT; onSaved(): void }) 
         </Field>
         {node.password_protected ? (
           <label className="checkbox">
-            <input type="checkbox" checked={removePassword} onChange={(e) => setRemovePassword(e.target.checked)} /> Remove the password
+            <input type="checkbox" checked={removePassword} onChange={(e) => setRemovePassword(e.target.checked)} /> Remove the scan password
           </label>
         ) : null}
         {formError ? <Notice kind="error">{formError}</Notice> : null}
