@@ -32,6 +32,7 @@ const onPostgresToo = [
   // several PostgreSQL processes are covered by test/processes.
   'test/sync/events.test.ts',
   'test/sync/gaps.test.ts',
+  'test/sync/node-limits.test.ts',
   'test/sync/pairing.test.ts',
 ];
 
