@@ -14,6 +14,7 @@ const onPostgresToo = [
   'test/api/batches.test.ts',
   'test/api/http.test.ts',
   'test/api/isolation.test.ts',
+  'test/api/node-limits.test.ts',
   'test/api/nodes.test.ts',
   'test/api/payloads.test.ts',
   'test/api/rate-limits.test.ts',
@@ -32,6 +33,7 @@ const onPostgresToo = [
   'test/sync/compaction.test.ts',
   'test/sync/events.test.ts',
   'test/sync/gaps.test.ts',
+  'test/sync/node-limits.test.ts',
   'test/sync/pairing.test.ts',
 ];
 

@@ -95,12 +95,16 @@ export interface Nodes {
   /** Insertion order (SQLite's implicit rowid; an identity column on PostgreSQL): orders rows created within one millisecond. */
   rowid: Generated<number>;
   batch_id: string | null;
+  after_limit_json: string | null;
   created_at: string;
+  expires_at: string | null;
   function_type: string;
   hardware_id: string | null;
   id: string;
   label: string;
+  max_scans: number | null;
   org_id: string;
+  password_hash: string | null;
   payload_json: string;
   scan_count: Generated<number>;
   serial: string | null;

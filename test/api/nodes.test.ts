@@ -31,7 +31,9 @@ describe('nodes: CRUD shapes and status rules', () => {
     expect(res.status).toBe(200);
     const d = res.body.data;
     expect(Object.keys(d).sort()).toEqual(
-      ['batch_id', 'created_at', 'function_type', 'hardware_id', 'id', 'label', 'payload', 'scan_count', 'serial', 'slug', 'status', 'template_id', 'updated_at', 'url'].sort(),
+      // …and the node limits (docs/api.md "Node limits"), additions to the spec's fields.
+      ['batch_id', 'created_at', 'function_type', 'hardware_id', 'id', 'label', 'payload', 'scan_count', 'serial', 'slug', 'status', 'template_id', 'updated_at', 'url',
+        'expires_at', 'max_scans', 'password_protected', 'after_limit'].sort(),
     );
     expect(d).toMatchObject({
       id,

@@ -35,6 +35,9 @@ async function scanPages(): Promise<Array<{ name: string; slug: string }>> {
     await make('paused', 'redirect', { url: 'https://example.com' }, 'paused'),
     { name: 'not active yet', slug: (await api('POST', '/nodes', { label: 'draft', function_type: 'redirect', payload: { url: 'https://example.com' }, status: 'draft' })).body.data.slug as string },
     { name: 'unknown code', slug: 'ZZZZZZZZ' },
+    // Node limits (docs/scans.md "Node limits"): the password page (a form) and the expired page.
+    { name: 'password page', slug: (await api('POST', '/nodes', { label: 'gated', function_type: 'redirect', payload: { url: 'https://example.com' }, password: 'open sesame' })).body.data.slug as string },
+    { name: 'expired', slug: (await api('POST', '/nodes', { label: 'expired', function_type: 'redirect', payload: { url: 'https://example.com' }, expires_at: '2020-01-01T00:00:00Z' })).body.data.slug as string },
   ];
 }
 

@@ -315,7 +315,13 @@ describe('what is recorded', () => {
     expect(scanRows(node.id)).toHaveLength(0);
     expect(scanRows(page.id)).toHaveLength(0);
     expect(scanCount(node.id)).toBe(0);
-    expect((await scan(`/v/${node.slug}`, { method: 'POST' })).status).toBe(405);
+    // POST is the password page's form (docs/scans.md "Node limits"): on a node without a
+    // password it answers as a GET would, and is no scan either. Other methods: 405.
+    expect((await scan(`/v/${node.slug}`, { method: 'POST' })).status).toBe(302);
+    expect(scanRows(node.id)).toHaveLength(0);
+    const put = await scan(`/v/${node.slug}`, { method: 'PUT' });
+    expect(put.status).toBe(405);
+    expect(put.headers.get('allow')).toBe('GET, HEAD, POST');
   });
 
   it('bots and link previewers get the answer, are recorded with the flag, but not counted', async () => {

@@ -55,7 +55,7 @@ function scanStorageOf(store: Store): ScanStorage {
 async function served(storage: ScanStorage, slug: string, nodeId: string, at: number, visitor: string) {
   const pending = storage.view([{ slug, at }]);
   const view = isPending(pending) ? await pending : pending;
-  const r = resolve(view.entry(slug), { at, country: 'FR', device_type: 'mobile', os: 'ios', visitor, node_id: nodeId });
+  const r = resolve(view.entry(slug), { at, country: 'FR', device_type: 'mobile', os: 'ios', visitor, node_id: nodeId }, at);
   if (r.kind !== 'content') throw new Error(`expected content, got ${r.status}`);
   return { rule_id: r.rule?.id ?? null, url: r.content.payload.url as string };
 }
@@ -144,7 +144,7 @@ for (const { dialect, skip } of backends) {
         async () => {
           const pending = storage.view([{ slug: node.slug, at: clock.now() }]);
           const view = isPending(pending) ? await pending : pending;
-          const r = resolve(view.entry(node.slug), { at: clock.now(), country: 'FR', device_type: 'mobile', os: 'ios', visitor: 'v', node_id: node.id });
+          const r = resolve(view.entry(node.slug), { at: clock.now(), country: 'FR', device_type: 'mobile', os: 'ios', visitor: 'v', node_id: node.id }, clock.now());
           expect(r.kind === 'content' && r.content).toMatchObject({ function_type: 'vcard', payload: { first_name: 'Grace' } });
         },
         { timeout: 10_000, interval: 50 },

@@ -20,6 +20,7 @@ import { errorMessage, toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
 import { useFormErrors } from '../../lib/useFormErrors.ts';
 import { scoped, validate } from '../../lib/validation.ts';
+import { NodeLimits } from './NodeLimits.tsx';
 import { QrPreview } from './QrPreview.tsx';
 
 export interface NodeTab {
@@ -248,6 +249,7 @@ function Overview({ node, onSaved }: { node: NodeT; onSaved(): void }) {
         </form>
       </Card>
       <div className="stack">
+        <NodeLimits key={node.updated_at} node={node} onSaved={onSaved} />
         <Card title="QR code">
           <QrPreview slug={node.slug} url={node.url} />
         </Card>

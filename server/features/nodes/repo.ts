@@ -2,6 +2,7 @@ import { type ExpressionBuilder, sql } from 'kysely';
 import type { Schema } from '../../db/schema.ts';
 import type { Dialect, Executor } from '../../db/store.ts';
 import type { FunctionType, NodeStatus } from '../../schemas/common.ts';
+import type { AfterLimitT } from '../../schemas/nodes.ts';
 
 export interface NodeRow {
   id: string;
@@ -17,6 +18,11 @@ export interface NodeRow {
   batch_id: string | null;
   serial: string | null;
   serial_number: number | null;
+  /** Node limits (docs/api.md "Node limits"); after_limit null = the 410 page. */
+  expires_at: string | null;
+  max_scans: number | null;
+  password_hash: string | null;
+  after_limit: AfterLimitT | null;
   created_at: string;
   updated_at: string;
 }
@@ -35,13 +41,47 @@ const COLUMNS = [
   'batch_id',
   'serial',
   'serial_number',
+  'expires_at',
+  'max_scans',
+  'password_hash',
+  'after_limit_json',
   'created_at',
   'updated_at',
 ] as const;
 
-function fromStored(row: Omit<NodeRow, 'payload' | 'function_type' | 'status'> & { function_type: string; status: string; payload_json: string }): NodeRow {
-  const { payload_json, ...rest } = row;
-  return { ...rest, function_type: rest.function_type as FunctionType, status: rest.status as NodeStatus, payload: JSON.parse(payload_json) as Record<string, unknown> };
+type StoredNode = Omit<NodeRow, 'payload' | 'function_type' | 'status' | 'after_limit'> & {
+  function_type: string;
+  status: string;
+  payload_json: string;
+  after_limit_json: string | null;
+};
+
+function fromStored(row: StoredNode): NodeRow {
+  const { payload_json, after_limit_json, ...rest } = row;
+  return {
+    ...rest,
+    function_type: rest.function_type as FunctionType,
+    status: rest.status as NodeStatus,
+    payload: JSON.parse(payload_json) as Record<string, unknown>,
+    max_scans: rest.max_scans === null ? null : Number(rest.max_scans),
+    after_limit: after_limit_json === null ? null : (JSON.parse(after_limit_json) as AfterLimitT),
+  };
+}
+
+function toStored(node: NodeRow): Omit<StoredNode, 'id' | 'org_id' | 'slug' | 'scan_count' | 'batch_id' | 'serial' | 'serial_number' | 'created_at'> {
+  return {
+    label: node.label,
+    function_type: node.function_type,
+    payload_json: JSON.stringify(node.payload),
+    status: node.status,
+    hardware_id: node.hardware_id,
+    template_id: node.template_id,
+    expires_at: node.expires_at,
+    max_scans: node.max_scans,
+    password_hash: node.password_hash,
+    after_limit_json: node.after_limit === null ? null : JSON.stringify(node.after_limit),
+    updated_at: node.updated_at,
+  };
 }
 
 export interface NodeFilter {
@@ -82,22 +122,16 @@ export class NodesRepo {
   }
 
   async insert(db: Executor, node: NodeRow): Promise<void> {
-    const { payload, ...rest } = node;
-    await db.insertInto('nodes').values({ ...rest, payload_json: JSON.stringify(payload) }).execute();
+    await db
+      .insertInto('nodes')
+      .values({ ...toStored(node), id: node.id, org_id: node.org_id, slug: node.slug, scan_count: node.scan_count, batch_id: node.batch_id, serial: node.serial, serial_number: node.serial_number, created_at: node.created_at })
+      .execute();
   }
 
   async update(db: Executor, node: NodeRow): Promise<void> {
     await db
       .updateTable('nodes')
-      .set({
-        label: node.label,
-        function_type: node.function_type,
-        payload_json: JSON.stringify(node.payload),
-        status: node.status,
-        hardware_id: node.hardware_id,
-        template_id: node.template_id,
-        updated_at: node.updated_at,
-      })
+      .set(toStored(node))
       .where('id', '=', node.id)
       .execute();
   }

@@ -17,6 +17,10 @@ const exampleNode = {
   template_id: null,
   batch_id: null,
   serial: null,
+  expires_at: null,
+  max_scans: null,
+  password_protected: false,
+  after_limit: { type: 'gone' },
   created_at: '2026-11-21T15:04:05.123Z',
   updated_at: '2026-11-21T15:04:05.123Z',
 };
@@ -81,7 +85,15 @@ export function nodeRoutes(nodes: NodeService) {
       handler: async ({ params, body, auth }) => {
         const n = nodes.toApi(await nodes.update(auth.orgId, params.slug, body), await nodes.scanBaseOf(auth.orgId));
         return {
-          data: { id: n.id, slug: n.slug, label: n.label, url: n.url, function_type: n.function_type, payload: n.payload, status: n.status },
+          data: {
+            id: n.id,
+            slug: n.slug,
+            label: n.label,
+            url: n.url,
+            function_type: n.function_type,
+            payload: n.payload,
+            status: n.status,
+          },
         };
       },
     }),

@@ -56,5 +56,14 @@ export async function addScanCountsInTx(tx: Executor, counts: ReadonlyMap<string
       .set((eb) => ({ scan_count: eb('scan_count', '+', n) }))
       .where('id', '=', id)
       .execute();
+    // scan_count moves no scan-cache epoch, but a node with max_scans counts on it: naming the
+    // column fires the cache triggers (UPDATE OF) without changing anything, so the scan path here
+    // reads the count with the pushed scans in it. The sync capture sees no change and records none.
+    await tx
+      .updateTable('nodes')
+      .set((eb) => ({ max_scans: eb.ref('max_scans') }))
+      .where('id', '=', id)
+      .where('max_scans', 'is not', null)
+      .execute();
   }
 }

@@ -5,14 +5,24 @@ import { newId } from '../../platform/ids.ts';
 import { mergePatch } from '../../platform/mergePatch.ts';
 import type { Outbox } from '../../platform/outbox.ts';
 import type { FunctionType, NodeStatus } from '../../schemas/common.ts';
-import type { NodeT } from '../../schemas/nodes.ts';
+import type { AfterLimitT, NodeT } from '../../schemas/nodes.ts';
+import { hashPassword } from '../../platform/password.ts';
 import type { SyncChangeT } from '../../schemas/sync.ts';
 import { normalizeSlug, type SlugAllocator } from '../slugs/index.ts';
 import type { TemplateRow } from '../templates/index.ts';
 import { applyTemplate, assertNoLockedOverride, assertTemplateFits, validatePayload } from './payload.ts';
 import type { NodeFilter, NodeRow, NodesRepo } from './repo.ts';
 
-export interface CreateNodeInput {
+/** Node limits as create and PATCH take them: undefined = unchanged, null = cleared. */
+export interface NodeLimitsInput {
+  expires_at?: string | null | undefined;
+  max_scans?: number | null | undefined;
+  /** Clear text, hashed before it is stored; never kept. */
+  password?: string | null | undefined;
+  after_limit?: AfterLimitT | null | undefined;
+}
+
+export interface CreateNodeInput extends NodeLimitsInput {
   label: string;
   function_type: FunctionType;
   payload: Record<string, unknown>;
@@ -20,11 +30,28 @@ export interface CreateNodeInput {
   status?: 'active' | 'draft' | undefined;
 }
 
-export interface UpdateNodeInput {
+export interface UpdateNodeInput extends NodeLimitsInput {
   label?: string | undefined;
   function_type?: FunctionType | undefined;
   payload?: Record<string, unknown> | undefined;
   status?: 'active' | 'paused' | 'retired' | undefined;
+}
+
+type LimitColumns = Partial<Pick<NodeRow, 'expires_at' | 'max_scans' | 'password_hash' | 'after_limit'>>;
+
+/** The stored form of the limits given, but the password (expires_at normalised to UTC; gone = null). */
+function plainLimitColumns(input: NodeLimitsInput): LimitColumns {
+  const out: LimitColumns = {};
+  if (input.expires_at !== undefined) out.expires_at = input.expires_at === null ? null : new Date(input.expires_at).toISOString();
+  if (input.max_scans !== undefined) out.max_scans = input.max_scans;
+  if (input.after_limit !== undefined) out.after_limit = input.after_limit === null || input.after_limit.type === 'gone' ? null : input.after_limit;
+  return out;
+}
+
+/** The password's stored form, computed outside any transaction (scrypt takes ~50 ms). */
+async function passwordColumn(input: NodeLimitsInput): Promise<Pick<LimitColumns, 'password_hash'>> {
+  if (input.password === undefined) return {};
+  return { password_hash: input.password === null ? null : await hashPassword(input.password) };
 }
 
 /** What a node takes from its template (the templates feature answers). */
@@ -78,12 +105,17 @@ export class NodeService {
       template_id: node.template_id,
       batch_id: node.batch_id,
       serial: node.serial,
+      expires_at: node.expires_at,
+      max_scans: node.max_scans,
+      password_protected: node.password_hash !== null,
+      after_limit: node.after_limit ?? { type: 'gone' },
       created_at: node.created_at,
       updated_at: node.updated_at,
     };
   }
 
-  create(orgId: string, input: CreateNodeInput): Promise<NodeRow> {
+  async create(orgId: string, input: CreateNodeInput): Promise<NodeRow> {
+    const limits = { ...plainLimitColumns(input), ...(await passwordColumn(input)) };
     return this.deps.store.transaction(async (tx) => {
       let payload = input.payload;
       let templateId: string | null = null;
@@ -102,6 +134,7 @@ export class NodeService {
         payload,
         status: input.status ?? 'active',
         template_id: templateId,
+        ...limits,
       });
       await this.deps.outbox.record(tx, orgId, 'node.created', await this.apiIn(tx, node));
       return node;
@@ -126,6 +159,10 @@ export class NodeService {
       batch_id: null,
       serial: null,
       serial_number: null,
+      expires_at: null,
+      max_scans: null,
+      password_hash: null,
+      after_limit: null,
       created_at: now,
       updated_at: now,
       ...fields,
@@ -165,15 +202,20 @@ export class NodeService {
     return this.deps.nodes.list(db, orgId, filter);
   }
 
-  update(orgId: string, slugInput: string, input: UpdateNodeInput): Promise<NodeRow> {
-    return this.deps.store.transaction((tx) => this.updateIn(tx, orgId, slugInput, input));
+  async update(orgId: string, slugInput: string, input: UpdateNodeInput): Promise<NodeRow> {
+    const password = await passwordColumn(input);
+    return this.deps.store.transaction((tx) => this.updateIn(tx, orgId, slugInput, input, password));
   }
 
-  /** A PATCH in the caller's transaction (promoting a split-test variant composes it with deleting the rules). */
-  async updateIn(tx: Executor, orgId: string, slugInput: string, input: UpdateNodeInput): Promise<NodeRow> {
+  /**
+   * A PATCH in the caller's transaction (promoting a split-test variant composes it with deleting
+   * the rules). `password`: input's password hashed beforehand (passwordColumn), if it has one.
+   */
+  async updateIn(tx: Executor, orgId: string, slugInput: string, input: UpdateNodeInput, password: Pick<LimitColumns, 'password_hash'> = {}): Promise<NodeRow> {
+    if (input.password !== undefined && password.password_hash === undefined) throw new Error('updateIn: hash the password first (passwordColumn)');
     const node = await this.get(orgId, slugInput, tx);
     const template = node.template_id ? await this.deps.templates.get(tx, orgId, node.template_id) : undefined;
-    const next: NodeRow = { ...node };
+    const next: NodeRow = { ...node, ...plainLimitColumns(input), ...password };
     if (input.label !== undefined) next.label = input.label;
     if (input.status !== undefined) next.status = input.status;
 

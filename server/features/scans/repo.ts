@@ -13,6 +13,12 @@ export interface NodeRowForScan {
   function_type: string;
   payload_json: string;
   status: string;
+  /** Node limits (docs/scans.md "Node limits"); scan_count as of the read. */
+  scan_count: number;
+  expires_at: string | null;
+  max_scans: number | null;
+  password_hash: string | null;
+  after_limit_json: string | null;
 }
 
 export interface RuleRowForScan {
@@ -57,7 +63,7 @@ export class ScanRepo {
   constructor(db: Database) {
     this.db = db;
     this.epochStmt = db.prepare('SELECT epoch FROM scan_cache_epoch WHERE id = 1').pluck();
-    this.nodeStmt = db.prepare('SELECT id, org_id, slug, function_type, payload_json, status FROM nodes WHERE slug = ?');
+    this.nodeStmt = db.prepare('SELECT id, org_id, slug, function_type, payload_json, status, scan_count, expires_at, max_scans, password_hash, after_limit_json FROM nodes WHERE slug = ?');
     this.slugStmt = db.prepare('SELECT deleted_at FROM slugs WHERE slug = ?');
     this.rulesStmt = db.prepare(
       'SELECT id, rule_type, conditions_json, function_type, payload_json, priority, enabled, created_at FROM rules WHERE node_id = ? ORDER BY priority, created_at, id',

@@ -9,6 +9,7 @@ import { compileRules, evaluateRules, readConditions, type CompiledRules, type S
 import type { Rendered, StatusKind } from './pages.ts';
 import type { FunctionType } from '../../schemas/common.ts';
 import { functionTypeOf, functionTypes } from '../../functionTypes/registry.ts';
+import { isHttpUrl } from '../../schemas/common.ts';
 import type { FunctionTypeDef, ScanResponse } from '../../functionTypes/define.ts';
 
 export type { ScanResponse } from '../../functionTypes/define.ts';
@@ -20,6 +21,21 @@ export interface Content {
   response?: ScanResponse;
 }
 
+/** A node's limits (docs/scans.md "Node limits"), on its cache entry so that checking costs no read. */
+export interface NodeLimits {
+  /** Clock ms from which the node is expired; null = never. */
+  expiresAt: number | null;
+  maxScans: number | null;
+  /**
+   * Counted scans so far: scan_count when the entry was read, plus the counted scans resolved
+   * against this entry since (scan_count updates do not drop the cache; the handler adds them).
+   */
+  counted: number;
+  passwordHash: string | null;
+  /** What an expired or used-up node serves: null = the 410 page, else this redirect. */
+  fallback: Content | null;
+}
+
 export interface NodeEntry {
   kind: 'node';
   node: { id: string; org_id: string; slug: string; status: string };
@@ -27,13 +43,46 @@ export interface NodeEntry {
   own: Content | null;
   rules: CompiledRules;
   ruleContent: Map<string, Content>;
+  /** null for a node without limits: the hot path's one extra check. */
+  limits: NodeLimits | null;
 }
+
+/** Why a node serves after_limit. */
+export type LimitReason = 'expired' | 'limit_reached';
 
 export type CacheEntry = NodeEntry | { kind: 'deleted' } | { kind: 'unknown' };
 
 export type Resolution =
   | { kind: 'status'; status: StatusKind; outcome: string | null; entry: CacheEntry; rule: null }
   | { kind: 'content'; content: Content; outcome: string; entry: NodeEntry; rule: ScanRule | null };
+
+function limitsOf(node: NodeRowForScan): NodeLimits | null {
+  if (node.expires_at === null && node.max_scans === null && node.password_hash === null) return null;
+  const expiresAt = node.expires_at === null ? Number.NaN : Date.parse(node.expires_at);
+  return {
+    // An unreadable stored time (a hand edit) expires the node rather than serving it forever.
+    expiresAt: node.expires_at === null ? null : Number.isNaN(expiresAt) ? 0 : expiresAt,
+    maxScans: node.max_scans,
+    counted: node.scan_count,
+    passwordHash: node.password_hash,
+    fallback: fallbackOf(node.after_limit_json),
+  };
+}
+
+/** after_limit as stored: only a redirect to an http(s) address is a fallback; anything else is the 410 page. */
+function fallbackOf(json: string | null): Content | null {
+  if (json === null) return null;
+  const value = parseJson(json) as { type?: unknown; url?: unknown } | null;
+  if (!value || value.type !== 'redirect' || typeof value.url !== 'string' || !isHttpUrl(value.url)) return null;
+  return { function_type: 'redirect', payload: { url: value.url } };
+}
+
+/** Whether `limits` stop a scan at `at` (clock ms), and why. */
+export function limitReason(limits: NodeLimits, at: number): LimitReason | null {
+  if (limits.expiresAt !== null && at >= limits.expiresAt) return 'expired';
+  if (limits.maxScans !== null && limits.counted >= limits.maxScans) return 'limit_reached';
+  return null;
+}
 
 function parseJson(text: string): unknown {
   try {
@@ -120,6 +169,7 @@ export function buildEntry(node: NodeRowForScan, ruleRows: RuleRowForScan[], ans
     // Parsed conditions are only read by matchers, so rules with the same text may share them.
     rules: compileRules(rules, (rule) => answers.get(conditionsText.get(rule) as string, () => readConditions(rule))),
     ruleContent,
+    limits: limitsOf(node),
   };
 }
 
@@ -158,13 +208,27 @@ export class ScanCache {
 
 const SERVED = new Set(['active', 'lost']);
 
-export function resolve(entry: CacheEntry, ctx: ScanContext | (() => ScanContext)): Resolution {
+/**
+ * What a scan at `at` (clock ms) gets. `unlocked`: the visitor gave the node's password (the
+ * password page's form), so the gate is passed; limits still apply.
+ */
+export function resolve(entry: CacheEntry, ctx: ScanContext | (() => ScanContext), at: number, unlocked = false): Resolution {
   if (entry.kind === 'unknown') return { kind: 'status', status: 'unknown', outcome: null, entry, rule: null };
   if (entry.kind === 'deleted') return { kind: 'status', status: 'deleted', outcome: null, entry, rule: null };
   const status = entry.node.status;
   if (status === 'paused') return { kind: 'status', status: 'paused', outcome: 'paused', entry, rule: null };
   if (status === 'retired') return { kind: 'status', status: 'retired', outcome: 'retired', entry, rule: null };
   if (!SERVED.has(status) || !entry.own) return { kind: 'status', status: 'inactive', outcome: 'inactive', entry, rule: null };
+  const limits = entry.limits;
+  if (limits !== null) {
+    const reason = limitReason(limits, at);
+    if (reason !== null) {
+      return limits.fallback
+        ? { kind: 'content', content: limits.fallback, outcome: reason, entry, rule: null }
+        : { kind: 'status', status: reason, outcome: reason, entry, rule: null };
+    }
+    if (limits.passwordHash !== null && !unlocked) return { kind: 'status', status: 'password', outcome: 'password', entry, rule: null };
+  }
   if (entry.rules.rules.length > 0) {
     const rule = evaluateRules(entry.rules, typeof ctx === 'function' ? ctx() : ctx);
     const content = rule ? entry.ruleContent.get(rule.id) : undefined;

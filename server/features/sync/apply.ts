@@ -13,7 +13,7 @@ import type { ReplicationRepo, Version } from './repo.ts';
 export const ENTITY_TABLES = {
   node: {
     table: 'nodes',
-    cols: ['slug', 'label', 'function_type', 'payload_json', 'status', 'hardware_id', 'template_id', 'batch_id', 'serial', 'serial_number', 'created_at', 'updated_at'],
+    cols: ['slug', 'label', 'function_type', 'payload_json', 'status', 'hardware_id', 'template_id', 'batch_id', 'serial', 'serial_number', 'created_at', 'updated_at', 'expires_at', 'max_scans', 'password_hash', 'after_limit_json'],
     required: ['slug', 'label', 'function_type', 'payload_json', 'status', 'created_at', 'updated_at'],
   },
   rule: {
