@@ -66,7 +66,7 @@ export const ImportNodesQuery = z.strictObject({
 
 export const ImportRowError = z
   .object({
-    row: z.number().int().min(1).meta({ description: 'Row number, from 1 (a CSV header row is not counted: row 1 is the line after it).' }),
+    row: z.number().int().min(1).meta({ description: 'Row number, from 1: the JSON row, or the CSV row with content (the header, blank lines and lines of empty cells are not counted).' }),
     field: z.string().meta({ description: 'The column (`payload.url`, `label` …), or `row` for the row as a whole.' }),
     message: z.string(),
   })

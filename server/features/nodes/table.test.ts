@@ -25,8 +25,8 @@ describe('nodes as a CSV table', () => {
     );
   });
 
-  it('reads links as JSON and leaves unknown shapes to the payload check', () => {
-    const rows = rowsFromCsv('label,payload.links,payload.title\r\nA,"[{""label"":""x"",""url"":""https://e.x""}]",T\r\nB,not json,\r\n');
+  it('reads links as JSON, leaves unknown shapes to the payload check and skips lines of empty cells', () => {
+    const rows = rowsFromCsv('label,payload.links,payload.title\r\n\r\n,,\r\nA,"[{""label"":""x"",""url"":""https://e.x""}]",T\r\nB,not json,\r\n,,\r\n');
     expect(rows).toEqual([
       { label: 'A', payload: { links: [{ label: 'x', url: 'https://e.x' }], title: 'T' } },
       { label: 'B', payload: { links: 'not json' } },

@@ -54,8 +54,9 @@ export function csvLine(row: NodeExportRowT): string {
 export function rowsFromCsv(text: string): Array<Record<string, unknown>> {
   let records: Array<Array<string | null>>;
   try {
-    // An unquoted empty cell is null (left out), a quoted one an empty string.
-    records = parse(text, { bom: true, skip_empty_lines: true, cast: (value, context) => (value === '' && !context.quoting ? null : value) }) as Array<Array<string | null>>;
+    // An unquoted empty cell is null (left out), a quoted one an empty string. Blank lines and
+    // lines of empty cells (a spreadsheet's trailing `,,,,`) are no rows.
+    records = parse(text, { bom: true, skip_empty_lines: true, skip_records_with_empty_values: true, cast: (value, context) => (value === '' && !context.quoting ? null : value) }) as Array<Array<string | null>>;
   } catch (err) {
     throw new BadRequestError(`Malformed CSV: ${(err as Error).message}`);
   }
