@@ -79,7 +79,11 @@ try {
   const keys = server.running.app.services.keys;
   const empty = await keys.createOrgWithKey('Empty', 'first');
   const emptyKey = (await keys.createKey(empty.org.id, 'bench', 'enterprise', UNLIMITED)).apiKey;
+  // Something close() waits for holds no reference on the event loop: keep one, or a script
+  // (unlike a test runner) would end with the close pending.
+  const keepAlive = setInterval(() => {}, 1000);
   await server.close();
+  clearInterval(keepAlive);
 
   const child = await spawnServer(dataDir, ['--no-nfc']);
   try {
