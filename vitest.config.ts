@@ -13,6 +13,7 @@ const onPostgresToo = [
   'test/api/api-keys.test.ts',
   'test/api/batches.test.ts',
   'test/api/http.test.ts',
+  'test/api/import-export.test.ts',
   'test/api/isolation.test.ts',
   'test/api/node-limits.test.ts',
   'test/api/nodes.test.ts',

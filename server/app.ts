@@ -19,7 +19,7 @@ import { OutboxPruner } from './platform/outboxPruner.ts';
 import { defaultSecretStore, type SecretStore } from './platform/secrets.ts';
 import { batchRoutes } from './features/batches/index.ts';
 import { KeysRepo, keyRoutes, KeyService } from './features/keys/index.ts';
-import { nodeRoutes } from './features/nodes/index.ts';
+import { importExportRoutes, nodeRoutes } from './features/nodes/index.ts';
 import { organizationRoutes } from './features/organization/index.ts';
 import { printingRoutes } from './features/printing/index.ts';
 import { ruleRoutes } from './features/rules/index.ts';
@@ -105,7 +105,7 @@ async function createServices(
     config: config.sync,
   });
   const keys = new KeyService(store, new KeysRepo(), clock);
-  const { organizations, slugs, nodes, templates, rules, batches, generator, print, nfc } = createNodeServices({
+  const { organizations, slugs, nodes, importer, templates, rules, batches, generator, print, nfc } = createNodeServices({
     store,
     clock,
     outbox,
@@ -166,7 +166,7 @@ async function createServices(
       }
     },
   };
-  return { outbox, outboxPruner, organizations, slugs, nodes, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, webhookFeature, nfc, sync, analytics };
+  return { outbox, outboxPruner, organizations, slugs, nodes, importer, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, webhookFeature, nfc, sync, analytics };
 }
 
 /**
@@ -181,6 +181,8 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
   // Budgets in memory for the one process on a SQLite file; in the database where processes share them.
   const rateLimiter = store.dialect === 'postgres' ? new SharedRateLimiter(store.db, new RateLimitRepo(), clock) : new MemoryRateLimiter(clock);
   const routes: AnyRouteSpec[] = [
+    // Before nodeRoutes: /nodes/export is not the node with slug "export".
+    ...importExportRoutes(services.nodes, services.importer),
     ...nodeRoutes(services.nodes),
     ...ruleRoutes(services.rules, services.nodes),
     ...batchRoutes(services.batches, services.generator, services.print),

@@ -8,7 +8,7 @@ import type { Clock } from './platform/clock.ts';
 import type { Outbox } from './platform/outbox.ts';
 import { BatchGenerator, type BatchGeneratorOptions, BatchesRepo, BatchService, type RemoteSerials } from './features/batches/index.ts';
 import { type NfcDevice, NfcRepo, NfcService } from './features/nfc/index.ts';
-import { NodesRepo, NodeService } from './features/nodes/index.ts';
+import { NodeImporter, NodesRepo, NodeService } from './features/nodes/index.ts';
 import { OrganizationService, OrganizationSettingsRepo } from './features/organization/index.ts';
 import { defaultResourcesDir, loadPrintResources, PrintersRepo, PrintService } from './features/printing/index.ts';
 import { RulesRepo, RuleService } from './features/rules/index.ts';
@@ -42,6 +42,7 @@ export function createNodeServices(deps: NodeServicesDeps) {
   const organizations = new OrganizationService({ store, clock, repo: new OrganizationSettingsRepo(), instanceScanBase: deps.scanBase });
   const scanBase = (db: Executor, orgId: string) => organizations.scanBase(orgId, db);
   const nodes = new NodeService({ store, clock, outbox, nodes: new NodesRepo(store.dialect), templates: templatesRepo, slugs, scanBase });
+  const importer = new NodeImporter({ store, nodes, templates: templatesRepo });
   const templates = new TemplateService({ store, clock, templates: templatesRepo, nodes });
   const rules = new RuleService({ store, clock, rules: new RulesRepo(), nodeService: nodes });
   const batches = new BatchService({
@@ -59,7 +60,7 @@ export function createNodeServices(deps: NodeServicesDeps) {
   const generator = new BatchGenerator(batches, clock, { shared: store.dialect === 'postgres', ...deps.generator });
   const print = new PrintService({ store, clock, batches, nodes, printers: new PrintersRepo(), ...loadPrintResources(deps.resourcesDir ?? defaultResourcesDir()) });
   const nfc = new NfcService({ store, clock, outbox, repo: new NfcRepo(), nodeService: nodes, batchService: batches, device: deps.nfcDevice ?? null });
-  return { organizations, slugs, nodes, templates, rules, batches, generator, print, nfc };
+  return { organizations, slugs, nodes, importer, templates, rules, batches, generator, print, nfc };
 }
 
 export type NodeServices = ReturnType<typeof createNodeServices>;

@@ -4,6 +4,7 @@ import { NodesPage } from '../features/nodes/NodesPage.tsx';
 
 // The first screen (Nodes) is in the main bundle; the others load on demand.
 const CreateNodePage = lazy(() => import('../features/nodes/CreateNodePage.tsx').then((m) => ({ default: m.CreateNodePage })));
+const ImportNodesPage = lazy(() => import('../features/nodes/ImportNodesPage.tsx').then((m) => ({ default: m.ImportNodesPage })));
 const NodeDetailPage = lazy(() => import('./NodeDetailPage.tsx').then((m) => ({ default: m.NodeDetailPage })));
 const BatchesPage = lazy(() => import('../features/batches/BatchesPage.tsx').then((m) => ({ default: m.BatchesPage })));
 const BatchDetailPage = lazy(() => import('../features/batches/BatchDetailPage.tsx').then((m) => ({ default: m.BatchDetailPage })));
@@ -24,6 +25,7 @@ interface RouteDef {
 export const ROUTES: RouteDef[] = [
   { pattern: '/nodes', render: () => <NodesPage /> },
   { pattern: '/nodes/new', render: () => <CreateNodePage /> },
+  { pattern: '/nodes/import', render: () => <ImportNodesPage /> },
   { pattern: '/nodes/:slug', render: (p) => <NodeDetailPage key={p.slug} slug={p.slug!} /> },
   { pattern: '/batches', render: () => <BatchesPage /> },
   { pattern: '/batches/:id', render: (p) => <BatchDetailPage key={p.id} id={p.id!} /> },

@@ -19,6 +19,7 @@ import {
   WebhookCreated,
 } from '../../server/schemas/webhooks.ts';
 import { NodeAnalytics, ScanEvent } from '../../server/schemas/analytics.ts';
+import { ImportReport } from '../../server/schemas/nodeImport.ts';
 import { LayoutInfo } from '../../server/schemas/printing.ts';
 import { NfcStatusSchema, SessionSchema, TagWrittenSchema } from '../../server/schemas/nfc.ts';
 import { SyncStatus } from '../../server/schemas/sync.ts';
@@ -61,6 +62,8 @@ interface CallOptions {
   /** Use this key instead of the session's (checking a key before signing in with it). */
   key?: string;
   body?: unknown;
+  /** A body sent as is (a CSV or JSON file the user chose), instead of `body` encoded as JSON. */
+  raw?: { contentType: string; text: string };
   query?: Record<string, QueryValue>;
   signal?: AbortSignal;
 }
@@ -81,7 +84,10 @@ export async function send(method: string, path: string, options: CallOptions = 
   const headers: Record<string, string> = { accept: 'application/json' };
   if (key) headers.authorization = `Bearer ${key}`;
   let body: string | undefined;
-  if (options.body !== undefined) {
+  if (options.raw !== undefined) {
+    headers['content-type'] = options.raw.contentType;
+    body = options.raw.text;
+  } else if (options.body !== undefined) {
     headers['content-type'] = 'application/json';
     body = JSON.stringify(options.body);
   }
@@ -184,6 +190,13 @@ export interface NodeQuery {
   offset?: number;
 }
 
+/** A file of nodes to import: its text and whether it is CSV or JSON. */
+export interface NodesFile {
+  text: string;
+  format: 'csv' | 'json';
+}
+export type ImportReportT = z.infer<typeof ImportReport>;
+
 export type ScanEventT = z.infer<typeof ScanEvent>;
 export type NodeAnalyticsT = z.infer<typeof NodeAnalytics>;
 
@@ -216,6 +229,14 @@ export const api = {
     qr: (slug: string, format: 'svg' | 'png') => blob(`/nodes/${enc(slug)}/qr`, { format }),
     scans: (slug: string, limit: number, offset: number) => many(`/nodes/${enc(slug)}/scans`, ScanEvent, { query: { limit, offset } }),
     scansCsv: (slug: string) => blob(`/nodes/${enc(slug)}/scans`, { format: 'csv' }),
+    /** Every node of the organization as a file the import reads back (docs/api.md, "Import and export"). */
+    exportFile: (format: 'csv' | 'json') => blob('/nodes/export', { format }),
+    /** Imports a CSV or JSON file as is; `dryRun` answers the report without writing. */
+    importFile: (file: NodesFile, options: { mode: 'all' | 'partial'; dryRun: boolean }) =>
+      one('POST', '/nodes/import', ImportReport, {
+        raw: { contentType: file.format === 'csv' ? 'text/csv' : 'application/json', text: file.text },
+        query: { mode: options.mode, dry_run: options.dryRun ? 'true' : undefined },
+      }),
     analytics: (slug: string, query: { from?: string; to?: string; interval: 'hour' | 'day' | 'week' }) =>
       one('GET', `/nodes/${enc(slug)}/analytics`, NodeAnalytics, { query }),
   },

@@ -75,7 +75,12 @@ export function createHttpApp(options: HttpAppOptions): Express {
       next();
     });
   }
-  for (const route of options.routes) mount(api, options, route, route.bodyLimit ? jsonParser(route.bodyLimit) : json);
+  for (const route of options.routes) {
+    const parsers = [route.bodyLimit ? jsonParser(route.bodyLimit) : json];
+    // Text forms of a body (CSV …) are read as UTF-8 text under the same limit.
+    if (route.textBodies) parsers.push(express.text({ type: Object.keys(route.textBodies), limit: route.bodyLimit ?? BODY_LIMIT }));
+    mount(api, options, route, parsers);
+  }
   app.use('/v1', api);
 
   options.extend?.(app);

@@ -120,7 +120,8 @@ export function buildOpenApiDocument(routes: readonly AnyRouteSpec[], version: s
     if (route.body) {
       const media: Record<string, unknown> = { schema: route.bodyDoc ?? route.body };
       if (route.bodyExample !== undefined) media.example = route.bodyExample;
-      operation.requestBody = { required: true, content: { 'application/json': media } };
+      const texts = Object.entries(route.textBodies ?? {}).map(([type, text]) => [type, { schema: z.string().meta({ description: text.description }) }]);
+      operation.requestBody = { required: true, content: { 'application/json': media, ...Object.fromEntries(texts) } };
     }
     (paths[route.path] ??= {})[route.method] = operation;
   }

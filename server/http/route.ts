@@ -63,8 +63,20 @@ export interface RouteSpec<B extends z.ZodType, Q extends z.ZodType, P extends z
   budget?: Budget;
   /** Largest JSON body accepted (default BODY_LIMIT, 64 KiB), e.g. '8mb' for sync pushes. */
   bodyLimit?: string;
+  /**
+   * Media types the body may also come in as text (e.g. `text/csv`), each with the function that
+   * turns the text into the JSON form `body` then parses: the handler sees one shape either way.
+   */
+  textBodies?: Record<string, TextBody>;
   responses: Record<number, ResponseDoc>;
   handler: (ctx: RouteContext<z.infer<B>, z.infer<Q>, z.infer<P>>) => Reply | Promise<Reply>;
+}
+
+export interface TextBody {
+  /** What the document says of this form. */
+  description: string;
+  /** The body's text as the JSON value `body` parses (throw an AppError for a malformed one). */
+  parse: (text: string) => unknown;
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -110,14 +122,21 @@ export function expressPath(path: string): string {
 }
 
 /** Mounts a route: guard, body/query/params parsing with zod, the handler, the JSON reply. */
-export function mount(router: Router, deps: ApiDeps, spec: AnyRouteSpec, jsonParser: (req: Request, res: Response, next: NextFunction) => void): void {
+export function mount(router: Router, deps: ApiDeps, spec: AnyRouteSpec, bodyParsers: ReadonlyArray<(req: Request, res: Response, next: NextFunction) => void>): void {
   // Only routes with a body read one: elsewhere a stray body is ignored, not a 400 or 413.
-  const bodyParser = spec.body ? [jsonParser] : [];
+  const bodyParser = spec.body ? bodyParsers : [];
   router[spec.method](expressPath(spec.path), guard(deps, spec.budget ?? 'standard'), ...bodyParser, async (req: Request, res: Response) => {
     let body: unknown;
-    if (spec.body) {
+    const textType = spec.textBodies && typeof req.body === 'string' ? Object.keys(spec.textBodies).find((type) => req.is(type)) : undefined;
+    if (spec.body && textType !== undefined) {
+      const converted = spec.textBodies![textType]!.parse(req.body as string);
+      const nul = nulPath(converted);
+      if (nul !== undefined) throw new ValidationError({ [nul]: 'must not contain NUL characters (\\u0000)' });
+      body = parseOrThrow(spec.body, converted);
+    } else if (spec.body) {
       if (req.body === undefined || !req.is('application/json')) {
-        throw new BadRequestError('Request body must be JSON (Content-Type: application/json)');
+        const others = Object.keys(spec.textBodies ?? {});
+        throw new BadRequestError(`Request body must be JSON (Content-Type: application/json${others.map((t) => ` or ${t}`).join('')})`);
       }
       if (typeof req.body !== 'object' || req.body === null || Array.isArray(req.body)) {
         throw new BadRequestError('Request body must be a JSON object');

@@ -56,6 +56,7 @@ export function consoleScreens(f: Fixture): Screen[] {
   return [
     { name: 'nodes', path: '/nodes' },
     { name: 'new node', path: '/nodes/new' },
+    { name: 'import nodes', path: '/nodes/import' },
     { name: 'node overview', path: `/nodes/${f.slug}` },
     { name: 'node rules', path: `/nodes/${f.slug}`, open: tab('Routing rules') },
     { name: 'node analytics', path: `/nodes/${f.slug}`, open: tab('Scans & analytics') },

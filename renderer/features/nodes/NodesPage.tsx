@@ -7,6 +7,8 @@ import { PageHeader } from '../../components/PageHeader.tsx';
 import { Pagination } from '../../components/Pagination.tsx';
 import { Empty, ErrorState, Loading } from '../../components/States.tsx';
 import { api } from '../../lib/api.ts';
+import { saveBlob } from '../../lib/download.ts';
+import { toast } from '../../lib/toast.ts';
 import { humanize, typeLabel } from '../../lib/format.ts';
 import { navigate, setSearchParams, useSearchParams } from '../../lib/router.ts';
 import { useResource } from '../../lib/useResource.ts';
@@ -46,6 +48,19 @@ export function NodesPage() {
   );
   const batches = useResource(() => api.batches.list({ limit: 100 }), []);
   const filtered = Boolean(status || type || batch || q);
+  const [exporting, setExporting] = useState<'csv' | 'json' | null>(null);
+
+  /** Every node of the organization (not just this page or filter), as the import reads it back. */
+  const exportNodes = async (format: 'csv' | 'json') => {
+    setExporting(format);
+    try {
+      saveBlob(await api.nodes.exportFile(format), `nodes.${format}`);
+    } catch (err) {
+      toast.fromError(err);
+    } finally {
+      setExporting(null);
+    }
+  };
 
   return (
     <>
@@ -53,9 +68,18 @@ export function NodesPage() {
         title="Nodes"
         description="Every QR code and NFC tag, with its permanent scan URL."
         actions={
-          <Button variant="primary" onClick={() => navigate('/nodes/new')}>
-            New node
-          </Button>
+          <>
+            <Button onClick={() => void exportNodes('csv')} busy={exporting === 'csv'}>
+              Export CSV
+            </Button>
+            <Button onClick={() => void exportNodes('json')} busy={exporting === 'json'}>
+              Export JSON
+            </Button>
+            <Button onClick={() => navigate('/nodes/import')}>Import</Button>
+            <Button variant="primary" onClick={() => navigate('/nodes/new')}>
+              New node
+            </Button>
+          </>
         }
       />
       <form className="filters" role="search" aria-label="Filter nodes" onSubmit={(e) => e.preventDefault()}>

@@ -6,5 +6,7 @@
 export { applyTemplate, assertNoLockedOverride, assertTemplateFits, isConfigured, validatePayload } from './payload.ts';
 export { type NodeFilter, type NodeRow, NodesRepo } from './repo.ts';
 export { nodeRoutes } from './routes.ts';
+export { type ImportOptions, NodeImporter } from './import.ts';
+export { importExportRoutes } from './importExportRoutes.ts';
 export { type CreateNodeInput, type NodeChange, NodeService, scanUrl, type TemplateLookup, type UpdateNodeInput } from './service.ts';
 export { addScanCounts, addScanCountsInTx, lockNodesForScans, prepareScanCount } from './scanCountRepo.ts';

@@ -116,6 +116,24 @@ export class NodesRepo {
     return row && fromStored(row);
   }
 
+  async getBySerial(db: Executor, orgId: string, serial: string): Promise<NodeRow | undefined> {
+    const row = await db.selectFrom('nodes').select(COLUMNS).where('org_id', '=', orgId).where('serial', '=', serial).executeTakeFirst();
+    return row && fromStored(row);
+  }
+
+  /** Up to `limit` nodes of an organization after rowid `after`, in rowid order (keyset paging). */
+  async pageAfter(db: Executor, orgId: string, after: number, limit: number): Promise<Array<{ rowid: number; node: NodeRow }>> {
+    const rows = await db
+      .selectFrom('nodes')
+      .select([...COLUMNS, 'rowid'])
+      .where('org_id', '=', orgId)
+      .where('rowid', '>', after)
+      .orderBy('rowid')
+      .limit(limit)
+      .execute();
+    return rows.map(({ rowid, ...row }) => ({ rowid: Number(rowid), node: fromStored(row) }));
+  }
+
   /** Whether a slug was ever minted, and whether it is a tombstone now. */
   slugState(db: Executor, slug: string): Promise<{ org_id: string; deleted_at: string | null } | undefined> {
     return db.selectFrom('slugs').select(['org_id', 'deleted_at']).where('slug', '=', slug).executeTakeFirst();

@@ -80,6 +80,7 @@ export interface NodeServiceDeps {
  */
 export class NodeService {
   private readonly deps: NodeServiceDeps;
+  private readonly scanBasesIn = new WeakMap<Executor, Map<string, string>>();
 
   constructor(deps: NodeServiceDeps) {
     this.deps = deps;
@@ -115,30 +116,38 @@ export class NodeService {
   }
 
   async create(orgId: string, input: CreateNodeInput): Promise<NodeRow> {
-    const limits = { ...plainLimitColumns(input), ...(await passwordColumn(input)) };
-    return this.deps.store.transaction(async (tx) => {
-      let payload = input.payload;
-      let templateId: string | null = null;
-      if (input.template_id !== undefined) {
-        const template = await this.deps.templates.get(tx, orgId, input.template_id);
-        if (!template) throw new ValidationError({ template_id: 'Template not found' });
-        assertTemplateFits(template, input.function_type);
-        assertNoLockedOverride(template, payload);
-        payload = applyTemplate(template, payload);
-        templateId = template.id;
-      }
-      validatePayload(input.function_type, payload);
-      const node = await this.newNode(tx, orgId, {
-        label: input.label,
-        function_type: input.function_type,
-        payload,
-        status: input.status ?? 'active',
-        template_id: templateId,
-        ...limits,
-      });
-      await this.deps.outbox.record(tx, orgId, 'node.created', await this.apiIn(tx, node));
-      return node;
+    const password = await passwordColumn(input);
+    return this.deps.store.transaction((tx) => this.createIn(tx, orgId, input, password));
+  }
+
+  /**
+   * A create in the caller's transaction (the import makes many in one); records `node.created`.
+   * A password arrives hashed (passwordColumn): hashing awaits, which a SQLite transaction cannot.
+   */
+  async createIn(tx: Executor, orgId: string, input: CreateNodeInput, password: Pick<LimitColumns, 'password_hash'> = {}): Promise<NodeRow> {
+    if (input.password !== undefined && password.password_hash === undefined) throw new Error('createIn: hash the password first (passwordColumn)');
+    let payload = input.payload;
+    let templateId: string | null = null;
+    if (input.template_id !== undefined) {
+      const template = await this.deps.templates.get(tx, orgId, input.template_id);
+      if (!template) throw new ValidationError({ template_id: 'Template not found' });
+      assertTemplateFits(template, input.function_type);
+      assertNoLockedOverride(template, payload);
+      payload = applyTemplate(template, payload);
+      templateId = template.id;
+    }
+    validatePayload(input.function_type, payload);
+    const node = await this.newNode(tx, orgId, {
+      label: input.label,
+      function_type: input.function_type,
+      payload,
+      status: input.status ?? 'active',
+      template_id: templateId,
+      ...plainLimitColumns(input),
+      ...password,
     });
+    await this.deps.outbox.record(tx, orgId, 'node.created', await this.apiIn(tx, node));
+    return node;
   }
 
   /** Mints a slug and inserts a node, in the caller's transaction (create, batch generation). */
@@ -176,6 +185,23 @@ export class NodeService {
     const node = slug ? await this.deps.nodes.getBySlug(db, orgId, slug) : undefined;
     if (!node) throw notFound.node();
     return node;
+  }
+
+  /** The node with a serial (a batch node) in an organization. */
+  bySerial(db: Executor, orgId: string, serial: string): Promise<NodeRow | undefined> {
+    return this.deps.nodes.getBySerial(db, orgId, serial);
+  }
+
+  /** An organization's nodes in insertion order, a page at a time (keyset on rowid: the export). */
+  async *pages(orgId: string, pageSize: number): AsyncGenerator<NodeRow[]> {
+    let after = 0;
+    for (;;) {
+      const page = await this.deps.nodes.pageAfter(this.deps.store.db, orgId, after, pageSize);
+      if (page.length === 0) return;
+      yield page.map((p) => p.node);
+      after = page[page.length - 1]!.rowid;
+      if (page.length < pageSize) return;
+    }
   }
 
   /** A node by id (any organization: callers hold the id from their own rows). */
@@ -275,9 +301,17 @@ export class NodeService {
     return next;
   }
 
-  /** The node as events carry it, in the caller's transaction. */
+  /**
+   * The node as events carry it, in the caller's transaction. The scan base is read once per
+   * transaction and organization: an import records thousands of events in one.
+   */
   private async apiIn(tx: Executor, node: NodeRow): Promise<NodeT> {
-    return this.toApi(node, await this.deps.scanBase(tx, node.org_id));
+    if (tx === this.deps.store.db) return this.toApi(node, await this.deps.scanBase(tx, node.org_id));
+    let bases = this.scanBasesIn.get(tx);
+    if (!bases) this.scanBasesIn.set(tx, (bases = new Map()));
+    let base = bases.get(node.org_id);
+    if (base === undefined) bases.set(node.org_id, (base = await this.deps.scanBase(tx, node.org_id)));
+    return this.toApi(node, base);
   }
 
   private now(): string {
