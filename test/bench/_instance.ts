@@ -88,7 +88,8 @@ export async function bulk(instance: Instance, seed: (tx: Executor) => Promise<v
       await sql`SET LOCAL session_replication_role = replica`.execute(tx);
       await seed(tx);
     });
-    await sql`ANALYZE`.execute(store.db);
+    // A table in steady use is vacuumed (autovacuum): index-only scans need its visibility map.
+    await sql`VACUUM ANALYZE`.execute(store.db);
     return;
   }
   const triggers = sqlite!.prepare("SELECT name, sql FROM sqlite_schema WHERE type = 'trigger' AND name LIKE 'sync_%'").all() as Array<{ name: string; sql: string }>;

@@ -71,9 +71,26 @@ async function foldAll(instance: Instance): Promise<{ ms: number; events: number
     events += read;
     if (read < 100_000) break;
   }
-  if (instance.backend === 'postgres') await sql`ANALYZE`.execute(instance.opened.store.db);
+  if (instance.backend === 'postgres') await sql`VACUUM ANALYZE`.execute(instance.opened.store.db);
   else instance.opened.sqlite!.exec('ANALYZE');
   return { ms: performance.now() - t, events };
+}
+
+/** The plans of the listing's two queries and of an organization breakdown, on the seeded data. */
+async function printPlans(instance: Instance, orgId: string): Promise<void> {
+  const queries = [
+    `SELECT id FROM nodes WHERE org_id = '${orgId}' ORDER BY created_at DESC, rowid DESC LIMIT 50`,
+    `SELECT id FROM nodes WHERE org_id = '${orgId}' AND status = 'active' ORDER BY created_at DESC, rowid DESC LIMIT 50`,
+    `SELECT count(*) FROM nodes WHERE org_id = '${orgId}'`,
+    `SELECT value, sum(scans) FROM scan_org_rollups WHERE org_id = '${orgId}' AND dim = 'os' AND hour >= 0 GROUP BY value`,
+  ];
+  console.log(`  plans (${instance.backend}):`);
+  for (const q of queries) {
+    const explain = instance.backend === 'postgres' ? sql`EXPLAIN (ANALYZE, BUFFERS) ${sql.raw(q)}` : sql`EXPLAIN QUERY PLAN ${sql.raw(q)}`;
+    const { rows } = await explain.execute(instance.opened.store.db);
+    const lines = (rows as Array<Record<string, string>>).map((r) => r['QUERY PLAN'] ?? r.detail ?? JSON.stringify(r));
+    console.log(`    ${q.replace(orgId, '…')}\n      ${lines.join('\n      ')}`);
+  }
 }
 
 const fmt = (r: { median: number; p90: number }) => `median ${r.median.toFixed(1).padStart(7)} ms  p90 ${r.p90.toFixed(1).padStart(7)} ms`;
@@ -118,6 +135,7 @@ async function measure(backend: Backend): Promise<boolean> {
       console.log(`  ${name.padEnd(40)} ${fmt(bigRun)}${smallRun ? `   | small org ${fmt(smallRun)}` : ''}${verdict}`);
     }
     await server.stop();
+    await printPlans(instance, big.orgId);
   } finally {
     await instance.close();
   }
