@@ -228,7 +228,7 @@ export interface ScanRollups {
   value: string;
 }
 
-/** Migration 070: scan_rollups summed per organization (organization analytics). */
+/** Migration 071: scan_rollups summed per organization (organization analytics). */
 export interface ScanOrgRollups {
   dim: string;
   hour: number;
@@ -237,7 +237,7 @@ export interface ScanOrgRollups {
   value: string;
 }
 
-/** Migration 070: a node's human scans per day, keyed by organization (top nodes, nodes scanned). */
+/** Migration 071: a node's human scans per day, keyed by organization (top nodes, nodes scanned). */
 export interface ScanNodeDays {
   day: number;
   node_id: string;

@@ -89,7 +89,7 @@ for (const { dialect, skip } of backends) {
         ['BBBBBBBB', 1],
       ]);
       // A range not on whole days: the top nodes and nodes scanned take the edge hours from the
-      // per-node roll-ups and the whole days between from scan_node_days (migration 070).
+      // per-node roll-ups and the whole days between from scan_node_days (migration 071).
       // Here: the hours of the 20th from 13:00 (none), the whole 21st (node 1's three), the 22nd
       // up to 13:00 (node 2's one at 12:00).
       const edges = await analytics.forOrg(org, { from: '2026-11-20T13:00:00Z', to: '2026-11-22T13:00:00Z', interval: 'hour' });

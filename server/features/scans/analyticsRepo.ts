@@ -89,7 +89,7 @@ export class AnalyticsRepo {
       WHERE ${inChunk} AND e.is_bot = 0
       GROUP BY 1, 2, 3, 4, 5
       ON CONFLICT (node_id, dim, hour, value) DO UPDATE SET scans = scan_rollups.scans + excluded.scans`.execute(tx);
-    // The organization's sums and each node's days (migration 070): organization analytics read
+    // The organization's sums and each node's days (migration 071): organization analytics read
     // these instead of every node's roll-ups.
     await sql`
       INSERT INTO scan_org_rollups (org_id, dim, hour, value, scans)
@@ -222,7 +222,7 @@ export class AnalyticsRepo {
     return scope.kind === 'node' ? ('node_id' as const) : ('org_id' as const);
   }
 
-  /** A node's roll-ups, or its organization's sums of them (migration 070). */
+  /** A node's roll-ups, or its organization's sums of them (migration 071). */
   private rollupsOf(db: Executor, scope: Scope) {
     return scope.kind === 'node'
       ? db.selectFrom('scan_rollups').where('node_id', '=', scope.id)
@@ -343,7 +343,7 @@ export class AnalyticsRepo {
       .where('hour', '>=', fromHour)
       .where('hour', '<', toHour)
       .groupBy('value')
-      // An organization's sums keep a row at 0 after a node's delete (migration 070).
+      // An organization's sums keep a row at 0 after a node's delete (migration 071).
       .having((eb) => eb.fn.sum('scans'), '>', 0)
       .orderBy('total', 'desc')
       .orderBy(this.byteOrder('value'))
@@ -380,7 +380,7 @@ export class AnalyticsRepo {
 
   /**
    * Each scanned node's human scans in [fromHour, toHour), as rows to sum: whole days from
-   * scan_node_days (migration 070), the hours at the edges of the range from scan_rollups.
+   * scan_node_days (migration 071), the hours at the edges of the range from scan_rollups.
    */
   private nodeScans(db: Executor, orgId: string, fromHour: number, toHour: number) {
     const hours = (from: number, to: number) =>

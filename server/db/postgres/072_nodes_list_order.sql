@@ -1,5 +1,5 @@
 -- The node list's pages in index order (issue 19; see the SQLite migration
--- 071_nodes_list_order.sql): newest first, ties by insertion (rowid), so each index ends with
+-- 072_nodes_list_order.sql): newest first, ties by insertion (rowid), so each index ends with
 -- rowid and a backward scan returns the first page without sorting the organization's nodes.
 DROP INDEX nodes_org_created;
 CREATE INDEX nodes_org_created ON nodes(org_id, created_at, rowid);

@@ -1,4 +1,4 @@
--- Organization roll-ups: the same tables as the SQLite migration 070_scan_org_rollups.sql (see
+-- Organization roll-ups: the same tables as the SQLite migration 071_scan_org_rollups.sql (see
 -- there for why).
 CREATE TABLE scan_org_rollups (
   org_id TEXT NOT NULL,
