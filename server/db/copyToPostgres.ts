@@ -33,6 +33,8 @@ export const COPY_ORDER = [
   'scan_events',
   'scan_events_by_node',
   'scan_rollups',
+  'scan_org_rollups',
+  'scan_node_days',
   'scan_rollup_state',
   'scan_visitor_days',
   'scan_visitor_hours',

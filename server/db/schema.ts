@@ -228,6 +228,23 @@ export interface ScanRollups {
   value: string;
 }
 
+/** Migration 071: scan_rollups summed per organization (organization analytics). */
+export interface ScanOrgRollups {
+  dim: string;
+  hour: number;
+  org_id: string;
+  scans: number;
+  value: string;
+}
+
+/** Migration 071: a node's human scans per day, keyed by organization (top nodes, nodes scanned). */
+export interface ScanNodeDays {
+  day: number;
+  node_id: string;
+  org_id: string;
+  scans: number;
+}
+
 export interface ScanRollupState {
   id: Generated<number>;
   last_event: number;
@@ -471,6 +488,8 @@ export interface Schema {
   scan_events_by_node: ScanEventsByNode;
   scan_org_visitor_days: ScanOrgVisitorDays;
   scan_rollup_state: ScanRollupState;
+  scan_node_days: ScanNodeDays;
+  scan_org_rollups: ScanOrgRollups;
   scan_rollups: ScanRollups;
   scan_rule_visitor_hours: ScanRuleVisitorHours;
   scan_salt: ScanSalt;

@@ -20,6 +20,8 @@ declare module 'autocannon' {
     connections?: number;
     duration?: number;
     amount?: number;
+    /** Requests per second across all connections (a paced load). */
+    overallRate?: number;
     requests?: Array<{ method?: string; path?: string; headers?: Record<string, string> }>;
   }
   function autocannon(options: Options): Promise<Result>;

@@ -125,7 +125,8 @@ try {
   console.log('query plans:');
   for (const sql of [
     "SELECT sum(scans) FROM scan_rollups WHERE node_id = 'x' AND hour >= 0 AND hour < 10 AND dim = 'os' GROUP BY value",
-    "SELECT sum(scans) FROM scan_rollups WHERE org_id = 'x' AND hour >= 0 AND hour < 10 AND dim = '' GROUP BY node_id",
+    "SELECT sum(scans) FROM scan_org_rollups WHERE org_id = 'x' AND hour >= 0 AND hour < 10 AND dim = 'os' GROUP BY value",
+    "SELECT node_id, sum(scans) FROM scan_node_days WHERE org_id = 'x' AND day >= 0 AND day < 10 GROUP BY node_id",
     "SELECT count(DISTINCT visitor_hash) FROM scan_visitor_hours WHERE org_id = 'x' AND hour >= 0 AND hour < 10",
     "SELECT e.* FROM scan_events_by_node i JOIN scan_events e ON e.id = i.id WHERE i.node_id = 'x' AND i.ts >= 0 AND i.ts < 10 AND e.is_bot = 0 ORDER BY i.ts DESC, i.id DESC LIMIT 50",
   ]) {

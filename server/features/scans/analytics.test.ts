@@ -88,6 +88,23 @@ for (const { dialect, skip } of backends) {
         ['AAAAAAAA', 3],
         ['BBBBBBBB', 1],
       ]);
+      // A range not on whole days: the top nodes and nodes scanned take the edge hours from the
+      // per-node roll-ups and the whole days between from scan_node_days (migration 071).
+      // Here: the hours of the 20th from 13:00 (none), the whole 21st (node 1's three), the 22nd
+      // up to 13:00 (node 2's one at 12:00).
+      const edges = await analytics.forOrg(org, { from: '2026-11-20T13:00:00Z', to: '2026-11-22T13:00:00Z', interval: 'hour' });
+      expect(edges.totals).toEqual({ scans: 4, unique_visitors: 3, nodes_scanned: 2 });
+      expect(edges.top_nodes.map((t) => [t.slug, t.scans])).toEqual([
+        ['AAAAAAAA', 3],
+        ['BBBBBBBB', 1],
+      ]);
+      expect(edges.breakdowns.source).toEqual([
+        { value: 'qr', scans: 3 },
+        { value: 'nfc', scans: 1 },
+      ]);
+      const late = await analytics.forOrg(org, { from: '2026-11-21T13:00:00Z', to: '2026-11-22T12:00:00Z', interval: 'hour' });
+      expect(late.totals).toEqual({ scans: 1, unique_visitors: 1, nodes_scanned: 1 });
+      expect(late.top_nodes.map((t) => [t.slug, t.scans])).toEqual([['AAAAAAAA', 1]]);
       const list = await analytics.listScans(n1, { limit: 10, offset: 0 });
       expect(list.total).toBe(3);
       expect(list.rows.map((r) => r.timestamp)).toEqual([T0 + 3_600_000, T0 + 1000, T0].map((t) => new Date(t).toISOString()));
@@ -115,6 +132,15 @@ for (const { dialect, skip } of backends) {
       await analytics.caughtUp();
       expect((await analytics.listScans(n2, { limit: 10, offset: 0 })).total).toBe(2);
       expect(await count(store, 'scan_events_by_node', n2)).toBe(2);
+      // The organization's figures lose the deleted node's scans too (its sums are taken off
+      // scan_org_rollups), and a value left at 0 is not listed.
+      await analytics.caughtUp();
+      const orgWide = await analytics.forOrg(org, { from: '2026-11-01', to: '2026-12-01' });
+      expect(orgWide.totals.scans).toBe(2);
+      expect(orgWide.totals.nodes_scanned).toBe(1);
+      expect(orgWide.series.reduce((sum, b) => sum + b.scans, 0)).toBe(2);
+      expect(orgWide.breakdowns.device_type).toEqual([{ value: 'mobile', scans: 2 }]);
+      expect(orgWide.top_nodes.map((t) => [t.slug, t.scans])).toEqual([['BBBBBBBB', 2]]);
     });
   });
 }

@@ -39,6 +39,11 @@ const DAY_MS = 86_400_000;
 const DIMS = sql`(SELECT '' AS dim UNION ALL SELECT 'device_type' UNION ALL SELECT 'os' UNION ALL SELECT 'browser'
   UNION ALL SELECT 'country' UNION ALL SELECT 'source' UNION ALL SELECT 'rule' UNION ALL SELECT 'outcome')`;
 
+/** A scan's value under dimension `d.dim` (joined with DIMS), '' for unknown and for the total. */
+const VALUE_OF_DIM = sql`CASE d.dim WHEN '' THEN '' WHEN 'device_type' THEN e.device_type WHEN 'os' THEN e.os
+  WHEN 'browser' THEN coalesce(e.browser, '') WHEN 'country' THEN coalesce(e.country, '')
+  WHEN 'source' THEN e.source WHEN 'rule' THEN coalesce(e.rule_id, '') ELSE e.outcome END`;
+
 const EVENT_COLUMNS = ['e.id', 'e.node_id', 'e.org_id', 'e.ts', 'e.device_type', 'e.os', 'e.browser', 'e.country', 'e.source', 'e.rule_id', 'e.outcome', 'e.is_bot', 'e.visitor_hash'] as const;
 
 export class AnalyticsRepo {
@@ -79,14 +84,27 @@ export class AnalyticsRepo {
     await sql`
       INSERT INTO scan_rollups (node_id, org_id, hour, dim, value, scans)
       SELECT e.node_id, e.org_id, e.ts / ${sql.lit(HOUR_MS)}, d.dim,
-        CASE d.dim WHEN '' THEN '' WHEN 'device_type' THEN e.device_type WHEN 'os' THEN e.os
-          WHEN 'browser' THEN coalesce(e.browser, '') WHEN 'country' THEN coalesce(e.country, '')
-          WHEN 'source' THEN e.source WHEN 'rule' THEN coalesce(e.rule_id, '') ELSE e.outcome END,
-        count(*)
+        ${VALUE_OF_DIM}, count(*)
       FROM scan_events e CROSS JOIN ${DIMS} d
       WHERE ${inChunk} AND e.is_bot = 0
       GROUP BY 1, 2, 3, 4, 5
       ON CONFLICT (node_id, dim, hour, value) DO UPDATE SET scans = scan_rollups.scans + excluded.scans`.execute(tx);
+    // The organization's sums and each node's days (migration 071): organization analytics read
+    // these instead of every node's roll-ups.
+    await sql`
+      INSERT INTO scan_org_rollups (org_id, dim, hour, value, scans)
+      SELECT e.org_id, d.dim, e.ts / ${sql.lit(HOUR_MS)}, ${VALUE_OF_DIM}, count(*)
+      FROM scan_events e CROSS JOIN ${DIMS} d
+      WHERE ${inChunk} AND e.is_bot = 0
+      GROUP BY 1, 2, 3, 4
+      ON CONFLICT (org_id, dim, hour, value) DO UPDATE SET scans = scan_org_rollups.scans + excluded.scans`.execute(tx);
+    await sql`
+      INSERT INTO scan_node_days (node_id, day, org_id, scans)
+      SELECT e.node_id, e.ts / ${sql.lit(DAY_MS)}, e.org_id, count(*)
+      FROM scan_events e
+      WHERE ${inChunk} AND e.is_bot = 0
+      GROUP BY 1, 2, 3
+      ON CONFLICT (node_id, day) DO UPDATE SET scans = scan_node_days.scans + excluded.scans`.execute(tx);
     await tx
       .insertInto('scan_visitor_hours')
       .columns(['node_id', 'hour', 'visitor_hash', 'org_id'])
@@ -204,11 +222,16 @@ export class AnalyticsRepo {
     return scope.kind === 'node' ? ('node_id' as const) : ('org_id' as const);
   }
 
+  /** A node's roll-ups, or its organization's sums of them (migration 071). */
+  private rollupsOf(db: Executor, scope: Scope) {
+    return scope.kind === 'node'
+      ? db.selectFrom('scan_rollups').where('node_id', '=', scope.id)
+      : db.selectFrom('scan_org_rollups as scan_rollups').where('org_id', '=', scope.id);
+  }
+
   async totalScans(db: Executor, scope: Scope, fromHour: number, toHour: number): Promise<number> {
-    const row = await db
-      .selectFrom('scan_rollups')
+    const row = await this.rollupsOf(db, scope)
       .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('scans'), eb.lit(0)).as('n'))
-      .where(this.scoped(scope), '=', scope.id)
       .where('dim', '=', '')
       .where('hour', '>=', fromHour)
       .where('hour', '<', toHour)
@@ -251,10 +274,8 @@ export class AnalyticsRepo {
 
   /** Scans per bucket; `bucketSql` maps `hour` to a bucket number (integer division on both dialects). */
   async seriesScans(db: Executor, scope: Scope, fromHour: number, toHour: number, bucketSql: string): Promise<Array<{ bucket: number; scans: number }>> {
-    const rows = await db
-      .selectFrom('scan_rollups')
+    const rows = await this.rollupsOf(db, scope)
       .select((eb) => [sql<number>`${sql.raw(bucketSql)}`.as('bucket'), eb.fn.sum<number>('scans').as('scans')])
-      .where(this.scoped(scope), '=', scope.id)
       .where('dim', '=', '')
       .where('hour', '>=', fromHour)
       .where('hour', '<', toHour)
@@ -316,14 +337,14 @@ export class AnalyticsRepo {
   }
 
   async breakdown(db: Executor, scope: Scope, fromHour: number, toHour: number, dim: Dimension): Promise<Array<{ value: string; scans: number }>> {
-    const rows = await db
-      .selectFrom('scan_rollups')
+    const rows = await this.rollupsOf(db, scope)
       .select((eb) => ['value', eb.fn.sum<number>('scans').as('total')])
-      .where(this.scoped(scope), '=', scope.id)
       .where('dim', '=', dim)
       .where('hour', '>=', fromHour)
       .where('hour', '<', toHour)
       .groupBy('value')
+      // An organization's sums keep a row at 0 after a node's delete (migration 071).
+      .having((eb) => eb.fn.sum('scans'), '>', 0)
       .orderBy('total', 'desc')
       .orderBy(this.byteOrder('value'))
       .execute();
@@ -334,13 +355,9 @@ export class AnalyticsRepo {
     const rows = await db
       .selectFrom((eb) =>
         eb
-          .selectFrom('scan_rollups')
-          .select((inner) => ['node_id', inner.fn.sum<number>('scans').as('total')])
-          .where('org_id', '=', orgId)
-          .where('dim', '=', '')
-          .where('hour', '>=', fromHour)
-          .where('hour', '<', toHour)
-          .groupBy('node_id')
+          .selectFrom(this.nodeScans(db, orgId, fromHour, toHour).as('u'))
+          .select((inner) => ['u.node_id', inner.fn.sum<number>('u.scans').as('total')])
+          .groupBy('u.node_id')
           .orderBy('total', 'desc')
           .limit(limit)
           .as('t'),
@@ -355,14 +372,30 @@ export class AnalyticsRepo {
 
   async nodesScanned(db: Executor, orgId: string, fromHour: number, toHour: number): Promise<number> {
     const row = await db
-      .selectFrom('scan_rollups')
-      .select((eb) => eb.fn.count<number>('node_id').distinct().as('n'))
-      .where('org_id', '=', orgId)
-      .where('dim', '=', '')
-      .where('hour', '>=', fromHour)
-      .where('hour', '<', toHour)
+      .selectFrom(this.nodeScans(db, orgId, fromHour, toHour).as('u'))
+      .select((eb) => eb.fn.count<number>('u.node_id').distinct().as('n'))
       .executeTakeFirstOrThrow();
     return Number(row.n);
+  }
+
+  /**
+   * Each scanned node's human scans in [fromHour, toHour), as rows to sum: whole days from
+   * scan_node_days (migration 071), the hours at the edges of the range from scan_rollups.
+   */
+  private nodeScans(db: Executor, orgId: string, fromHour: number, toHour: number) {
+    const hours = (from: number, to: number) =>
+      db.selectFrom('scan_rollups').select(['node_id', 'scans']).where('org_id', '=', orgId).where('dim', '=', '').where('hour', '>=', from).where('hour', '<', to);
+    const firstDay = Math.ceil(fromHour / 24);
+    const endDay = Math.floor(toHour / 24);
+    if (firstDay >= endDay) return hours(fromHour, toHour);
+    return db
+      .selectFrom('scan_node_days')
+      .select(['node_id', 'scans'])
+      .where('org_id', '=', orgId)
+      .where('day', '>=', firstDay)
+      .where('day', '<', endDay)
+      .unionAll(hours(fromHour, firstDay * 24))
+      .unionAll(hours(endDay * 24, toHour));
   }
 
   /** Ties broken in byte order on both dialects (SQLite's; PostgreSQL's default collation differs). */
