@@ -66,7 +66,7 @@ async function makeBatches(site: Site, count: number, quantity: number): Promise
   return slugs;
 }
 
-describe('sync: pairing and slug leases between processes', { timeout: 120_000 }, () => {
+describe('sync: pairing and slug leases between processes', { timeout: 240_000 }, () => {
   it('pairs a site with the remote for the key\'s organization and leases it a reserve', async () => {
     const remote = await startRemote();
     const site = await startSite(remote.url, remote.key);
