@@ -51,7 +51,7 @@ describe.skipIf(skip !== null)(`processes sharing a PostgreSQL database${skip ? 
     const first = await stores[0]!.transaction((tx) => a!.mint(tx, orgId, 'node-0'));
     // Process A mints from that block in a transaction it keeps open; process B mints meanwhile
     // and commits before A does: it skipped A's locked block, and nothing else makes it wait (the
-    // scan cache's epoch moves at commit, migration 068).
+    // scan cache's epoch moves at commit, migration 069).
     let release!: () => void;
     let aMinted!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
