@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '../../server/app.ts';
@@ -41,6 +41,27 @@ export async function databaseFor(dataDir: string, backend: 'sqlite' | 'postgres
 /** The PostgreSQL database a data directory was given, if any (else it is a SQLite file). */
 export async function databaseOf(dataDir: string): Promise<string | undefined> {
   return (await databases.get(dataDir))?.url;
+}
+
+/**
+ * Copies a stopped instance's data to another data directory, as a backup or its restore: the
+ * directory, and on PostgreSQL its database (CREATE DATABASE … TEMPLATE; whatever `toDir` had is
+ * dropped first).
+ */
+export async function copyInstanceData(fromDir: string, toDir: string): Promise<void> {
+  cpSync(fromDir, toDir, { recursive: true });
+  const source = databases.get(fromDir);
+  if (!source) return;
+  await dropDatabaseFor(toDir);
+  const copy = freshPostgresDatabase((await source).url);
+  databases.set(toDir, copy);
+  await copy;
+}
+
+/** The CLI's options naming an instance's storage: `--database URL` on PostgreSQL, else `--data DIR`. */
+export async function storageArgs(dataDir: string): Promise<string[]> {
+  const url = await databaseOf(dataDir);
+  return url ? ['--database', url] : ['--data', dataDir];
 }
 
 /** Drops the PostgreSQL database of a data directory (no-op on SQLite). */

@@ -23,14 +23,18 @@ export const postgresMissing = postgresUrl
   ? null
   : 'PostgreSQL not available: install Debian package `postgresql` (the test launcher then sets WAYMARK_TEST_DATABASE)';
 
-/** A fresh, empty database on the test PostgreSQL server; returns its URL. */
-export async function freshPostgresDatabase(): Promise<{ url: string; drop(): Promise<void> }> {
+/**
+ * A fresh, empty database on the test PostgreSQL server; returns its URL. With `template` (the URL
+ * of a database no one is connected to), a copy of that database instead, as a restored backup.
+ */
+export async function freshPostgresDatabase(template?: string): Promise<{ url: string; drop(): Promise<void> }> {
   if (!postgresUrl) throw new Error(postgresMissing!);
   const name = `waymark_test_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: postgresUrl });
   await admin.connect();
   try {
-    await admin.query(`CREATE DATABASE ${name}`);
+    const source = template ? new URL(template).pathname.slice(1) : undefined;
+    await admin.query(`CREATE DATABASE ${name}${source ? ` TEMPLATE ${pg.escapeIdentifier(source)}` : ''}`);
   } finally {
     await admin.end();
   }

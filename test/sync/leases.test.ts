@@ -1,15 +1,16 @@
-import { execFileSync } from 'node:child_process';
 import { cpSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { BLOCK_SIZE } from '../../server/features/slugs/allocator.ts';
 import { startFaultProxy } from '../support/faultProxy.ts';
-import { apiRequest, repoRoot } from '../support/server.ts';
+import { apiRequest } from '../support/server.ts';
 import {
+  createOrg,
   dir,
   firstKey,
   kill,
+  node,
   paired,
   politely,
   proxies,
@@ -41,8 +42,6 @@ const remoteLeases = (remote: Remote, siteId: string, incarnation?: string) =>
       : (db.pluck<number>('SELECT block FROM sync_leases WHERE site_id = ? ORDER BY block', siteId)),
   );
 
-const node = (label: string) => ({ label, function_type: 'redirect', payload: { url: `https://example.com/${label}` } });
-
 async function makeBatches(site: Site, count: number, quantity: number): Promise<string[]> {
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
@@ -67,7 +66,7 @@ async function makeBatches(site: Site, count: number, quantity: number): Promise
   return slugs;
 }
 
-describe('sync: pairing and slug leases between processes', { timeout: 120_000 }, () => {
+describe('sync: pairing and slug leases between processes', { timeout: 240_000 }, () => {
   it('pairs a site with the remote for the key\'s organization and leases it a reserve', async () => {
     const remote = await startRemote();
     const site = await startSite(remote.url, remote.key);
@@ -93,8 +92,7 @@ describe('sync: pairing and slug leases between processes', { timeout: 120_000 }
     expect(await leaseBlocksOf(site.dataDir)).toEqual(await remoteLeases(remote, status.site_id, status.incarnation));
 
     // Another organization on the remote does not see the site, and cannot take it over.
-    const created = execFileSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'org', 'create', '--name', 'Other', '--data', remote.dataDir, '--json']);
-    const otherKey = JSON.parse(created.toString()).api_key as string;
+    const otherKey = (await createOrg(remote.dataDir, 'Other')).api_key;
     expect((await apiRequest(remote.url, 'GET', '/sync/sites', undefined, otherKey)).body).toEqual({ data: [], total: 0 });
     const takeover = await apiRequest(
       remote.url,

@@ -1,23 +1,30 @@
-import { execFileSync } from 'node:child_process';
-import { cpSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { startFaultProxy } from '../support/faultProxy.ts';
-import { apiRequest, repoRoot } from '../support/server.ts';
+import { apiRequest, copyInstanceData } from '../support/server.ts';
 import {
+  createOrg,
   dir,
   kill,
+  node,
+  ok,
   paired,
   proxies,
   readDb,
   type Remote,
   restartRemote,
   restartSite,
+  scan,
+  scanCount,
+  scansOf,
+  snapshot,
   type Site,
   startBusyRemote,
   startSite,
   statusOf,
   stop,
+  sync,
+  syncAll,
   waitFor,
 } from './support.ts';
 
@@ -26,60 +33,6 @@ import {
  * --remote), with writes on every side, offline periods and SIGKILLs; afterwards every site holds
  * what the remote holds.
  */
-
-const node = (label: string) => ({ label, function_type: 'redirect', payload: { url: `https://example.com/${label}` } });
-
-async function ok(res: Promise<{ status: number; text: string; body: any }>, status = 200) { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const r = await res;
-  expect(r.status, r.text).toBe(status);
-  return r.body.data;
-}
-
-/** One sync round on the site (push, pull, leases); fails the test if the round failed. */
-async function sync(site: Site) {
-  const s = await ok(site.api('POST', '/sync/run'));
-  expect(s.last_error).toBeNull();
-  return s;
-}
-
-/** Rounds until every site has pushed everything and pulled what the others pushed. */
-async function syncAll(...sites: Site[]) {
-  for (let i = 0; i < 2; i++) for (const s of sites) await sync(s);
-  for (const s of sites) expect((await statusOf(s)).pending_changes).toBe(0);
-}
-
-/** What must be equal everywhere: synced entities, field by field (org ids differ per instance). */
-async function snapshot(dataDir: string) {
-  return readDb(dataDir, async (db) => ({
-    nodes: await db.all<Record<string, unknown>>(
-        'SELECT id, slug, label, function_type, payload_json, status, template_id, batch_id, serial, serial_number, created_at, updated_at FROM nodes ORDER BY id',
-      ),
-    rules: await db.all('SELECT id, node_id, rule_type, conditions_json, function_type, payload_json, priority, enabled, updated_at FROM rules ORDER BY id'),
-    templates: await db.all('SELECT id, name, function_type, payload_json, locked_fields_json, updated_at FROM templates ORDER BY id'),
-    batches: await db.all('SELECT id, label, prefix, quantity, serial_start FROM batches ORDER BY id'),
-    webhooks: await db.all('SELECT id, url, events_json, secret, active FROM webhooks ORDER BY id'),
-    tombstoned: await db.pluck('SELECT slug FROM slugs WHERE deleted_at IS NOT NULL ORDER BY slug'),
-    slugs: await db.all('SELECT slug, node_id, minted_at FROM slugs ORDER BY slug'),
-  }));
-}
-
-async function scansOf(dataDir: string) {
-  return readDb(dataDir, async (db) => ({
-    total: await db.value<number>('SELECT COUNT(*) FROM scan_events'),
-    distinct: await db.value<number>('SELECT COUNT(DISTINCT sync_id) FROM scan_events WHERE sync_id IS NOT NULL'),
-    counts: await db.all('SELECT id, scan_count FROM nodes WHERE scan_count > 0 ORDER BY id'),
-  }));
-}
-
-async function scan(site: Site, slug: string, times: number) {
-  for (let i = 0; i < times; i++) {
-    const res = await fetch(`${site.proc.url}/v/${slug}`, { redirect: 'manual', headers: { 'user-agent': `Mozilla/5.0 (iPhone; test ${i})` } });
-    expect([301, 302, 303, 307, 308, 200]).toContain(res.status);
-  }
-}
-
-const scanCount = (site: Site, slug: string) =>
-  readDb(site.dataDir, (db) => db.value<number>('SELECT scan_count FROM nodes WHERE slug = ?', slug));
 
 async function remoteApi(remote: Remote, method: string, path: string, body?: unknown) {
   return apiRequest(remote.proc.url, method, path, body, remote.key);
@@ -210,9 +163,7 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     await syncAll(a, b); // sent down once
     expect(((await ok(b.api('GET', '/sync/conflicts'))) as Array<{ detail: Record<string, unknown> }>).filter((c) => c.detail.found_at === 'remote')).toHaveLength(1);
     // Conflicts belong to their organization: another organization's key on the remote sees none.
-    const other = JSON.parse(
-      execFileSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'org', 'create', '--name', 'Other', '--data', remote.dataDir, '--json']).toString(),
-    ) as { api_key: string };
+    const other = await createOrg(remote.dataDir, 'Other');
     const asOther = (method: string, path: string) => apiRequest(remote.url, method, path, undefined, other.api_key);
     expect((await ok(asOther('GET', '/sync/conflicts')))).toEqual([]);
     expect((await ok(asOther('GET', '/sync/status'))).conflicts).toEqual([]);
@@ -304,8 +255,9 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     const n1 = await ok(site.api('POST', '/nodes', node('before-backup')), 201);
     await syncAll(site);
     await stop(remote.proc);
+    // A backup: the data directory, and on PostgreSQL the database (CREATE DATABASE … TEMPLATE).
     const backup = dir();
-    cpSync(remote.dataDir, backup, { recursive: true });
+    await copyInstanceData(remote.dataDir, backup);
     await restartRemote(remote);
     // Pushed after the backup: lost by the restore, pushed again by the site.
     await ok(site.api('PATCH', `/nodes/${n1.slug}`, { label: 'after-backup' }));
@@ -317,7 +269,7 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     const before = (await statusOf(site)).incarnation;
     await stop(remote.proc);
     rmSync(remote.dataDir, { recursive: true, force: true });
-    cpSync(backup, remote.dataDir, { recursive: true });
+    await copyInstanceData(backup, remote.dataDir);
     await restartRemote(remote);
     expect((await snapshot(remote.dataDir)).nodes).toHaveLength(1);
 

@@ -6,7 +6,7 @@ import pg from 'pg';
 import { afterAll, afterEach, expect } from 'vitest';
 import type { FaultProxy } from '../support/faultProxy.ts';
 import { eventually, freePort } from '../support/receiver.ts';
-import { apiRequest, databaseOf, repoRoot, type ServerProcess, spawnServer, tempDataDir, testBackend } from '../support/server.ts';
+import { apiRequest, databaseOf, dropDatabaseFor, repoRoot, type ServerProcess, spawnServer, storageArgs, tempDataDir, testBackend } from '../support/server.ts';
 
 /*
  * Helpers for the sync process tests: a remote and sites as real CLI processes on loopback,
@@ -22,8 +22,11 @@ afterEach(async () => {
   running.clear();
   await Promise.all(proxies.splice(0).map((p) => p.close()));
 });
-afterAll(() => {
-  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+afterAll(async () => {
+  for (const d of dirs) {
+    rmSync(d, { recursive: true, force: true });
+    await dropDatabaseFor(d);
+  }
 });
 
 export function dir(): string {
@@ -59,6 +62,8 @@ export async function kill(proc: ServerProcess): Promise<void> {
 
 export interface Remote {
   dataDir: string;
+  /** What it runs on: SQLite (its data directory's file) or PostgreSQL (the database the harness gave that directory). */
+  backend: 'sqlite' | 'postgres';
   port: number;
   url: string;
   key: string;
@@ -66,27 +71,36 @@ export interface Remote {
 }
 
 /** A remote on a fixed port, so sites can find it again after it restarts. */
-export async function startRemote(): Promise<Remote> {
+export async function startRemote(backend: Remote['backend'] = testBackend): Promise<Remote> {
   const dataDir = dir();
   const port = await freePort();
-  const proc = await spawn(dataDir, ['--port', String(port)], {}, testBackend);
-  return { dataDir, port, url: `http://127.0.0.1:${port}`, key: await firstKey(proc), proc };
+  const proc = await spawn(dataDir, ['--port', String(port)], {}, backend);
+  return { dataDir, backend, port, url: `http://127.0.0.1:${port}`, key: await firstKey(proc), proc };
 }
 
 /**
  * A remote whose key is an enterprise key: push/pull rounds of several sites quickly exceed the
  * developer plan's 100 calls a minute (they would back off and retry, which is slow for a test).
  */
-export async function startBusyRemote(): Promise<Remote> {
-  const remote = await startRemote();
+export async function startBusyRemote(backend: Remote['backend'] = testBackend): Promise<Remote> {
+  const remote = await startRemote(backend);
   const orgId = (await readDb(remote.dataDir, (db) => db.value<string>('SELECT id FROM organizations')))!;
-  const database = await databaseOf(remote.dataDir);
-  const out = execFileSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'keys', 'create', '--org', orgId, '--name', 'Sites', '--plan', 'enterprise', ...(database ? ['--database', database] : ['--data', remote.dataDir]), '--json']);
-  return { ...remote, key: JSON.parse(out.toString()).api_key as string };
+  const out = await cli(remote.dataDir, 'keys', 'create', '--org', orgId, '--name', 'Sites', '--plan', 'enterprise', '--json');
+  return { ...remote, key: JSON.parse(out).api_key as string };
+}
+
+/** The CLI on an instance's storage (its SQLite file, or its PostgreSQL database); answers stdout. */
+export async function cli(dataDir: string, ...args: string[]): Promise<string> {
+  return execFileSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), ...args, ...(await storageArgs(dataDir))]).toString();
+}
+
+/** `org create` on an instance: another organization and its key. */
+export async function createOrg(dataDir: string, name: string): Promise<{ api_key: string }> {
+  return JSON.parse(await cli(dataDir, 'org', 'create', '--name', name, '--json')) as { api_key: string };
 }
 
 export async function restartRemote(remote: Remote): Promise<void> {
-  remote.proc = await spawn(remote.dataDir, ['--port', String(remote.port)], {}, testBackend);
+  remote.proc = await spawn(remote.dataDir, ['--port', String(remote.port)], {}, remote.backend);
 }
 
 export interface Site {
@@ -135,6 +149,63 @@ export async function paired(site: Site) {
     return s.paired && s.reserve.blocks === 2 ? s : undefined;
   });
 }
+
+// ---- Rounds and comparisons shared by the replication suites ----
+
+/** A redirect node's creation body. */
+export const node = (label: string) => ({ label, function_type: 'redirect', payload: { url: `https://example.com/${label}` } });
+
+export async function ok(res: Promise<{ status: number; text: string; body: any }>, status = 200) { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const r = await res;
+  expect(r.status, r.text).toBe(status);
+  return r.body.data;
+}
+
+/** One sync round on the site (push, pull, leases); fails the test if the round failed. */
+export async function sync(site: Site) {
+  const s = await ok(site.api('POST', '/sync/run'));
+  expect(s.last_error).toBeNull();
+  return s;
+}
+
+/** Rounds until every site has pushed everything and pulled what the others pushed. */
+export async function syncAll(...sites: Site[]) {
+  for (let i = 0; i < 2; i++) for (const s of sites) await sync(s);
+  for (const s of sites) expect((await statusOf(s)).pending_changes).toBe(0);
+}
+
+/** What must be equal everywhere: synced entities, field by field (org ids differ per instance). */
+export async function snapshot(dataDir: string) {
+  return readDb(dataDir, async (db) => ({
+    nodes: await db.all<Record<string, unknown>>(
+        'SELECT id, slug, label, function_type, payload_json, status, template_id, batch_id, serial, serial_number, created_at, updated_at FROM nodes ORDER BY id',
+      ),
+    rules: await db.all('SELECT id, node_id, rule_type, conditions_json, function_type, payload_json, priority, enabled, updated_at FROM rules ORDER BY id'),
+    templates: await db.all('SELECT id, name, function_type, payload_json, locked_fields_json, updated_at FROM templates ORDER BY id'),
+    batches: await db.all('SELECT id, label, prefix, quantity, serial_start FROM batches ORDER BY id'),
+    webhooks: await db.all('SELECT id, url, events_json, secret, active FROM webhooks ORDER BY id'),
+    tombstoned: await db.pluck('SELECT slug FROM slugs WHERE deleted_at IS NOT NULL ORDER BY slug'),
+    slugs: await db.all('SELECT slug, node_id, minted_at FROM slugs ORDER BY slug'),
+  }));
+}
+
+export async function scansOf(dataDir: string) {
+  return readDb(dataDir, async (db) => ({
+    total: await db.value<number>('SELECT COUNT(*) FROM scan_events'),
+    distinct: await db.value<number>('SELECT COUNT(DISTINCT sync_id) FROM scan_events WHERE sync_id IS NOT NULL'),
+    counts: await db.all('SELECT id, scan_count FROM nodes WHERE scan_count > 0 ORDER BY id'),
+  }));
+}
+
+export async function scan(site: Site, slug: string, times: number) {
+  for (let i = 0; i < times; i++) {
+    const res = await fetch(`${site.proc.url}/v/${slug}`, { redirect: 'manual', headers: { 'user-agent': `Mozilla/5.0 (iPhone; test ${i})` } });
+    expect([301, 302, 303, 307, 308, 200]).toContain(res.status);
+  }
+}
+
+export const scanCount = (site: Site, slug: string) =>
+  readDb(site.dataDir, (db) => db.value<number>('SELECT scan_count FROM nodes WHERE slug = ?', slug));
 
 /** Reads of an instance's rows, written once with `?` placeholders, on SQLite or PostgreSQL. */
 export interface Rows {
