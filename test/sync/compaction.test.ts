@@ -24,7 +24,7 @@ async function ok(res: Promise<{ status: number; text: string; body: any }>, sta
 async function startRemote(dataDir = dir(), port?: number): Promise<Remote> {
   const p = port ?? (await freePort());
   const proc = await spawn(dataDir, ['--port', String(p), ...PRUNE_NOW], {}, testBackend);
-  return { dataDir, port: p, url: `http://127.0.0.1:${p}`, key: port === undefined ? await firstKey(proc) : '', proc };
+  return { dataDir, backend: testBackend, port: p, url: `http://127.0.0.1:${p}`, key: port === undefined ? await firstKey(proc) : '', proc };
 }
 
 async function startSite(remote: Remote, dataDir = dir(), key?: string): Promise<Site> {
