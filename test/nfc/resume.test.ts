@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { databaseFile } from '../../server/serve.ts';
 import { apiRequest, repoRoot, spawnServer, tempDataDir, type ServerProcess } from '../support/server.ts';
 import { nfcSkipReason, startPcscSandbox, type PcscSandbox } from './harness.ts';
-import { expectedNdefUri, manifest, openEvents, readyBatch, until, type Api } from './support.ts';
+import { expectedNdefUri, killWithChildren, manifest, openEvents, readyBatch, until, type Api } from './support.ts';
 import { VirtualTag } from './virtual-tag.ts';
 
 const skip = nfcSkipReason();
@@ -74,7 +74,7 @@ describe.skipIf(skip !== null)('NFC session after a crash', () => {
     }
     stream.close();
     // Tag 4 (CRASH-004) stays on the reader through the crash.
-    await server.kill();
+    await killWithChildren(server);
     server = await spawnServer(dataDir, ['--scan-base', 'https://wm.example'], env);
     api = (m, p, b) => apiRequest(server!.url, m, p, b, key);
     stream = openEvents(server.url, key);
@@ -100,7 +100,7 @@ describe.skipIf(skip !== null)('NFC session after a crash', () => {
     await tags[4]!.insert(sandbox.endpoint(0));
     await held;
     stream.close();
-    await server.kill();
+    await killWithChildren(server);
     tags[4]!.release();
     expect(tags[4]!.ndefMessage()).toEqual(Buffer.alloc(0));
     server = await spawnServer(dataDir, ['--scan-base', 'https://wm.example'], env);
@@ -168,7 +168,7 @@ describe.skipIf(skip !== null)('NFC session after a crash', () => {
       expect(a.ndefMessage()).toEqual(expectedNdefUri(`${rows[0]!.url}?nfc`));
       const writesOfA = a.stats.writes;
       stream.close();
-      await server.kill();
+      await killWithChildren(server!);
 
       server = await spawnServer(dir, ['--scan-base', 'https://wm.example'], env);
       api = (m, p, b) => apiRequest(server!.url, m, p, b, key);

@@ -1,5 +1,6 @@
 // Helpers for NFC tests that drive a real Waymark server over HTTP.
-import type { ApiResponse } from '../support/server.ts';
+import { readdirSync, readFileSync } from 'node:fs';
+import type { ApiResponse, ServerProcess } from '../support/server.ts';
 
 export type Api = (method: string, path: string, body?: unknown) => Promise<ApiResponse>;
 
@@ -127,4 +128,32 @@ export function expectedNdefUri(url: string): Buffer {
   const [prefix, code] = prefixes.find(([p]) => url.startsWith(p)) ?? ['', 0];
   const rest = Buffer.from(url.slice(prefix.length));
   return Buffer.concat([Buffer.from([0xd1, 0x01, rest.length + 1, 0x55, code]), rest]);
+}
+
+/**
+ * SIGKILLs a server together with its child processes (the NFC bridge), as a power loss does. A
+ * bridge left behind by its killed server only exits when it notices the closed channel: in
+ * between it would finish a tag write the test is holding back, and the test's crash would no
+ * longer be mid-write.
+ */
+export async function killWithChildren(server: ServerProcess): Promise<void> {
+  const parent = String(server.child.pid);
+  const children = readdirSync('/proc')
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((pid) => {
+      try {
+        // "pid (comm) state ppid …": the fields after the command's closing parenthesis.
+        return readFileSync(`/proc/${pid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[1] === parent;
+      } catch {
+        return false; // gone meanwhile
+      }
+    });
+  for (const pid of children) {
+    try {
+      process.kill(Number(pid), 'SIGKILL');
+    } catch {
+      // already gone
+    }
+  }
+  await server.kill();
 }
