@@ -48,10 +48,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Three files at a time on a 2-core machine (vitest's default there is one): most tests wait on
-    // child processes, sockets and PostgreSQL rather than the CPU (two workers kept the CPU ~70 %
-    // busy), and CI must stay under 30 min.
-    maxWorkers: 3,
+    // Two files at a time on a 2-core machine (vitest's default there is one): most tests wait on
+    // child processes, sockets and PostgreSQL rather than the CPU, and CI must stay under 30 min.
+    // (Three gave no shorter run on 2026-11-26: 970 s against 988 s, with more load.)
+    maxWorkers: 2,
     reporters: ['default', './test/support/summary-reporter.ts'],
     projects: [
       {
