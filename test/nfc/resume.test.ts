@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { databaseFile } from '../../server/serve.ts';
 import { apiRequest, repoRoot, spawnServer, tempDataDir, type ServerProcess } from '../support/server.ts';
 import { nfcSkipReason, startPcscSandbox, type PcscSandbox } from './harness.ts';
@@ -43,8 +43,12 @@ describe.skipIf(skip !== null)('NFC session after a crash', () => {
     sandbox = await startPcscSandbox();
     dataDir = tempDataDir('waymark-nfc-crash-');
   });
-  afterAll(async () => {
+  // Each test's last server, also when the test failed midway (the next test starts its own).
+  afterEach(async () => {
     await server?.stop();
+    server = undefined;
+  });
+  afterAll(async () => {
     await sandbox?.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
