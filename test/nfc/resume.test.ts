@@ -88,11 +88,14 @@ describe.skipIf(skip !== null)('NFC session after a crash', () => {
     expect(s.body.data.next.serial).toBe('CRASH-005');
     expect(s.body.data.counts).toMatchObject({ written: 4, pending: 6 });
     // The restarted bridge sees tag 4 again: a finished tag, to be lifted (not "bound to another node — Reassign?").
-    const refused = await stream.next((ev) => ev.type === 'tag.refused' || ev.type === 'tag.written');
-    expect(refused.type).toBe('tag.refused');
-    expect(refused.data).toMatchObject({ code: 'already_written', serial: 'CRASH-005', bound_to: { serial: 'CRASH-004' } });
-    expect(refused.data.message).toBe('Already written as CRASH-004 — lift it and place the tag for CRASH-005.');
-    expect((await api('GET', '/nfc/session')).body.data.last_refusal.code).toBe('already_written');
+    // The bridge may see it before this stream opened: the session keeps its last refusal.
+    const refused = await until('the refusal of tag 4', async () => {
+      const r = (await api('GET', '/nfc/session')).body.data.last_refusal;
+      return r ? r : undefined;
+    });
+    expect(refused).toMatchObject({ code: 'already_written', serial: 'CRASH-005', bound_to: { serial: 'CRASH-004' } });
+    expect(refused.message).toBe('Already written as CRASH-004 — lift it and place the tag for CRASH-005.');
+    expect(stream.events.some((e) => e.type === 'tag.written')).toBe(false);
     const off = stream.next((ev) => ev.type === 'tag.off');
     await tags[3]!.remove();
     await off;
@@ -111,10 +114,15 @@ describe.skipIf(skip !== null)('NFC session after a crash', () => {
     api = (m, p, b) => apiRequest(server!.url, m, p, b, key);
     stream = openEvents(server.url, key);
     await stream.ready;
-    expect((await api('GET', '/nfc/session')).body.data.next.serial).toBe('CRASH-005');
-    const rewritten = await stream.next((ev) => ev.type === 'tag.written' || ev.type === 'tag.refused');
-    expect(rewritten.type, JSON.stringify(rewritten.data)).toBe('tag.written');
-    expect(rewritten.data.serial).toBe('CRASH-005');
+    // Still on the reader, it is written for CRASH-005 as the bridge starts: maybe before this
+    // stream opened, so the session's counts say it (and the end checks each node written once).
+    const after = await until('CRASH-005 written on restart', async () => {
+      const data = (await api('GET', '/nfc/session')).body.data;
+      return data.counts.written === 5 ? data : undefined;
+    });
+    expect(after.next.serial).toBe('CRASH-006');
+    expect(tags[4]!.ndefMessage()).toEqual(expectedNdefUri(`${rows[4]!.url}?nfc`));
+    expect(stream.events.some((e) => e.type === 'tag.refused')).toBe(false);
     const off5 = stream.next((ev) => ev.type === 'tag.off');
     await tags[4]!.remove();
     await off5;
