@@ -283,17 +283,18 @@ export class ChangeApplier {
       if (slugToInsert) await this.repo.insertSlug(tx, slugToInsert, ctx.orgId, change.entity_id, minted);
       await this.repo.insertRow(tx, spec.table, row);
     });
-    for (const c of spec.cols) await this.repo.setVersion(tx, change.entity, change.entity_id, c, change);
+    await this.repo.setVersions(tx, change.entity, change.entity_id, spec.cols, change);
     await ctx.applied?.(change, 'created');
   }
 
   private async update(tx: Executor, change: SyncChangeT, ctx: ApplyContext): Promise<void> {
     const spec = ENTITY_TABLES[change.entity];
     const won: string[] = [];
+    const versions = await this.repo.versions(tx, change.entity, change.entity_id);
     for (const [field, value] of Object.entries(change.fields)) {
       if (!(spec.cols as readonly string[]).includes(field) || field === 'slug' || field === 'created_at') continue;
       if (value === undefined) continue;
-      const v = await this.repo.version(tx, change.entity, change.entity_id, field);
+      const v = versions.get(field);
       if (v && !newer(change, v)) continue;
       won.push(field);
     }
@@ -310,7 +311,7 @@ export class ChangeApplier {
       else set[field] = v;
     }
     await this.as(tx, change, () => this.repo.updateRow(tx, spec.table, change.entity_id, set));
-    for (const field of won) await this.repo.setVersion(tx, change.entity, change.entity_id, field, change);
+    await this.repo.setVersions(tx, change.entity, change.entity_id, won, change);
     await ctx.applied?.(change, 'updated');
   }
 

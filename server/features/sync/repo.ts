@@ -482,8 +482,10 @@ export class ReplicationRepo {
       .onConflict((oc) => oc.columns(['entity', 'entity_id', 'hlc', 'writer']).doNothing())
       .execute();
   }
-  async version(db: Executor, entity: string, id: string, field: string): Promise<Version | undefined> {
-    return db.selectFrom('sync_versions').select(['hlc', 'writer']).where('entity', '=', entity).where('entity_id', '=', id).where('field', '=', field).executeTakeFirst();
+  /** The stored version of each field of an entity that has one (one statement per change, not per field). */
+  async versions(db: Executor, entity: string, id: string): Promise<Map<string, Version>> {
+    const rows = await db.selectFrom('sync_versions').select(['field', 'hlc', 'writer']).where('entity', '=', entity).where('entity_id', '=', id).execute();
+    return new Map(rows.map((r) => [r.field, { hlc: r.hlc, writer: r.writer }]));
   }
   /**
    * Every edit of an entity made after `v` that this side received, applied (its upserts in the
@@ -504,11 +506,12 @@ export class ReplicationRepo {
       .execute();
     return rows.map((r) => ({ hlc: r.hlc, writer: r.writer, fields: JSON.parse(r.fields) as Record<string, Value> }));
   }
-  /** Records a field's version unless the stored one is newer. */
-  async setVersion(db: Executor, entity: string, id: string, field: string, v: Version): Promise<void> {
+  /** Records the version of each of `fields` unless the stored one is newer (one statement for all). */
+  async setVersions(db: Executor, entity: string, id: string, fields: readonly string[], v: Version): Promise<void> {
+    if (fields.length === 0) return;
     await db
       .insertInto('sync_versions')
-      .values({ entity, entity_id: id, field, hlc: v.hlc, writer: v.writer })
+      .values(fields.map((field) => ({ entity, entity_id: id, field, hlc: v.hlc, writer: v.writer })))
       .onConflict((oc) =>
         oc
           .columns(['entity', 'entity_id', 'field'])
