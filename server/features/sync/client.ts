@@ -56,7 +56,7 @@ export interface RemoteApi {
   resume?(): void;
 }
 
-/** How long one call to the remote may take, and so how long `POST /v1/sync/run` waits at most. */
+/** How long one call to the remote may take, and so how long `POST /v1/sync/run` waits at most without progress. */
 export const REMOTE_CALL_TIMEOUT_MS = 15_000;
 
 /** The error of a call the remote accepted but did not answer in time. */

@@ -9,6 +9,7 @@ import type { ChangeApplier } from './apply.ts';
 import type { SiteChanges } from './changes.ts';
 import { ForkedError, PushGapRemoteError, type RemoteApi, RemoteRefusedError, RemoteUnavailableError } from './client.ts';
 import { siteOfWriter } from './conflicts.ts';
+import { PushPageSize } from './pushPageSize.ts';
 import type { SerialRanges } from './serialRanges.ts';
 import type { TemplateLocks } from './templateLocks.ts';
 import type { SyncRepo } from './repo.ts';
@@ -75,6 +76,10 @@ export class SiteSync {
   readonly reserveBlocks: number;
   private readonly siteName: string;
   private readonly replication: SiteSyncOptions['replication'];
+  /** Changes per push page, adapted to how fast the remote applies them. */
+  private readonly pushPageSize: PushPageSize;
+  /** Called whenever a call to the remote succeeded (a running `POST /sync/run` is making progress). */
+  private readonly progressListeners = new Set<() => void>();
 
   private online: boolean | null = null;
   private lastAttemptAt: string | null = null;
@@ -93,6 +98,7 @@ export class SiteSync {
     this.reserveBlocks = options.reserveBlocks;
     this.siteName = options.siteName;
     this.replication = options.replication;
+    this.pushPageSize = new PushPageSize(options.replication?.pageSize ?? 1000);
   }
 
   /** Gives the instance its site id and incarnation (once, whichever process is first), remembers the remote. */
@@ -209,6 +215,16 @@ export class SiteSync {
     }
   }
 
+  /** `listener` is called after each page pushed or pulled; answers a function that unsubscribes. */
+  onProgress(listener: () => void): () => void {
+    this.progressListeners.add(listener);
+    return () => this.progressListeners.delete(listener);
+  }
+
+  private progressed(): void {
+    for (const listener of this.progressListeners) listener();
+  }
+
   /** Gives up on the calls to the remote in flight (a `POST /sync/run` past its bound). */
   giveUp(reason: string): void {
     this.client?.giveUp?.(reason);
@@ -266,9 +282,10 @@ export class SiteSync {
    * the remote skips by seq.
    */
   private async push(): Promise<void> {
-    const { changes, pageSize = 1000 } = this.replication!;
+    const { changes } = this.replication!;
     const orgId = await this.store.transaction((tx) => this.localOrg(tx));
     for (;;) {
+      const pageSize = this.pushPageSize.current;
       const page = await changes.nextChanges(orgId, pageSize);
       // Scans go once the changes before them are through (their nodes must exist at the remote).
       const scans = page.length < pageSize && (await changes.pendingCount(orgId)) === page.length ? await changes.nextScans(orgId, pageSize * 5) : [];
@@ -276,6 +293,7 @@ export class SiteSync {
       const incarnation = this.incarnation;
       const nextToken = await this.pendingToken();
       let result;
+      const startedAt = performance.now();
       try {
         result = await this.client!.push({
           site_id: this.siteId,
@@ -287,7 +305,10 @@ export class SiteSync {
           scans: scans.map(({ local: _local, ...s }) => s),
         });
       } catch (err) {
-        if (!(err instanceof PushGapRemoteError)) throw err;
+        if (!(err instanceof PushGapRemoteError)) {
+          this.pushPageSize.shrink();
+          throw err;
+        }
         await this.store.transaction((tx) => changes.rewind(tx, err.expected));
         this.logger.info(`sync: the remote expects changes after ${err.expected}; pushing again from there`);
         continue;
@@ -300,6 +321,8 @@ export class SiteSync {
       // Refused scans are not sent again (their node is not the remote's to count): say so once.
       const refused = result.scans_refused ?? [];
       if (refused.length > 0) this.logger.info(`sync: the remote refused ${refused.length} scan(s): ${[...new Set(refused.map((r) => r.reason))].join(', ')}`);
+      this.pushPageSize.took(performance.now() - startedAt);
+      this.progressed();
       if (page.length < pageSize && scans.length < pageSize * 5) return;
     }
   }
@@ -332,6 +355,7 @@ export class SiteSync {
         await this.serialRanges?.afterApply(tx, orgId, page.changes);
         await this.setSetting(tx, 'sync.cursor', page.next_cursor);
       });
+      this.progressed();
       if (!page.more) return;
     }
   }

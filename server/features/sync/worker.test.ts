@@ -55,4 +55,50 @@ describe('SyncWorker', () => {
     expect(calls).toBe(before + 1);
     await slow.stop();
   });
+
+  it('a run waits for a round that keeps making progress past the bound, and gives up on one that makes none', async () => {
+    // A stand-in for the site: what SyncWorker uses of it, with rounds the test paces.
+    const listeners = new Set<() => void>();
+    let gaveUp: string | null = null;
+    let round: () => Promise<void> = async () => {};
+    const site = {
+      canSync: () => true,
+      needsWork: async () => false,
+      noteNextAttempt: () => {},
+      step: () => round(),
+      giveUp: (reason: string) => {
+        gaveUp = reason;
+        for (const l of [...stalled]) l();
+      },
+      onProgress: (l: () => void) => {
+        listeners.add(l);
+        return () => listeners.delete(l);
+      },
+    };
+    const stalled = new Set<() => void>();
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const worker = new SyncWorker(site as unknown as SiteSync, new ManualClock(), quiet, { pollMs: 3_600_000, minBackoffMs: 3_600_000, maxBackoffMs: 3_600_000, runBoundMs: 1_000 });
+    worker.start();
+    await pause(10); // the first round (empty) is done; the worker sleeps
+
+    // Six pages, each well inside the bound, together far past it: never given up. (Timers fire in
+    // order of when they are due, so a stalled machine delays both alike.)
+    let pages = 0;
+    round = async () => {
+      for (let i = 0; i < 6; i++) {
+        await pause(300);
+        pages += 1;
+        for (const l of listeners) l();
+      }
+    };
+    await worker.runNow();
+    expect(pages).toBe(6);
+    expect(gaveUp).toBeNull();
+
+    // A round whose call never answers: given up once the bound passes without progress.
+    round = () => new Promise<void>((_resolve, reject) => stalled.add(() => reject(new Error('given up'))));
+    await worker.runNow();
+    expect(gaveUp).toBe('Remote did not answer within 1 s');
+    await worker.stop();
+  });
 });

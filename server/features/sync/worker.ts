@@ -65,27 +65,37 @@ export class SyncWorker {
   }
 
   /**
-   * Runs a round now (ignoring back-off) and resolves when it has finished, or after `runBoundMs`
-   * at most: a run that arrives while a round is out waits for that round and then its own, and
-   * each call may take the whole call timeout, so past the bound the calls in flight are given up
-   * (the round fails as unreachable, which the status shows) instead of waiting twice.
+   * Runs a round now (ignoring back-off) and resolves when it has finished. A run that arrives
+   * while a round is out waits for that round and then its own, and each call may take the whole
+   * call timeout; so once `runBoundMs` pass without progress (no page pushed or pulled), the calls
+   * in flight are given up (the round fails as unreachable, which the status shows) instead of
+   * waiting twice. A long backlog that keeps moving is not cut off: each page restarts the bound.
    */
   runNow(): Promise<void> {
     if (this.stopped) return Promise.resolve();
     return new Promise((resolve) => {
+      let timer: ReturnType<typeof setTimeout>;
       const done = () => {
         clearTimeout(timer);
+        unsubscribe();
         this.waiters = this.waiters.filter((w) => w !== done);
         resolve();
       };
-      const timer = setTimeout(() => {
+      const giveUp = () => {
+        unsubscribe();
         this.site.giveUp(noAnswerWithin(this.options.runBoundMs));
         const round = this.inRound;
         this.waiters = this.waiters.filter((w) => w !== done);
         if (round) round.then(done, done);
         else done();
-      }, this.options.runBoundMs);
-      timer.unref?.();
+      };
+      const arm = () => {
+        clearTimeout(timer);
+        timer = setTimeout(giveUp, this.options.runBoundMs);
+        timer.unref?.();
+      };
+      const unsubscribe = this.site.onProgress(arm);
+      arm();
       this.waiters.push(done);
       this.wake();
     });
