@@ -89,6 +89,9 @@ export class PostgresStore implements Store {
 
   async close(): Promise<void> {
     await this.db.destroy();
+    // Kysely ends the pool only if it ever ran a query: a store used for migrations alone (or
+    // never used) would keep its idle connections open until the pool's idle timeout.
+    if (!this.pool.ended) await this.pool.end();
   }
 }
 
