@@ -8,7 +8,7 @@ import type { WebhookSettings } from '../../server/config.ts';
 import type { Clock } from '../../server/platform/clock.ts';
 import type { SecretStore } from '../../server/platform/secrets.ts';
 import { type HttpTimeouts, type RunningServer, startServer } from '../../server/serve.ts';
-import { freshPostgresDatabase } from './stores.ts';
+import { freshPostgresDatabase, migratedPostgresDatabase } from './stores.ts';
 
 export const repoRoot = join(import.meta.dirname, '..', '..');
 
@@ -32,7 +32,7 @@ export async function databaseFor(dataDir: string, backend: 'sqlite' | 'postgres
   if (backend !== 'postgres') return undefined;
   let db = databases.get(dataDir);
   if (!db) {
-    db = freshPostgresDatabase();
+    db = migratedPostgresDatabase();
     databases.set(dataDir, db);
   }
   return (await db).url;
