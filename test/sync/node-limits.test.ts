@@ -1,27 +1,17 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { apiRequest } from '../support/server.ts';
-import { paired, type Remote, type Site, startBusyRemote, startSite, stop, waitFor } from './support.ts';
+import { paired, startBusyRemote, startSite, sync, waitFor } from './support.ts';
 
 /*
  * Node limits travel with sync (issue 17 item 3): set on the remote, a site enforces them itself
  * (expiry, the scan limit on its own count, the password checked against the synced hash); set on
  * the site, they reach the remote, which counts the scans the site pushed. Real server processes
- * on loopback.
+ * on loopback (test/sync/support.ts kills them after each test).
  */
-const running: Array<{ proc: Remote['proc'] }> = [];
-afterEach(async () => {
-  for (const r of running.splice(0)) await stop(r.proc);
-});
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 const DESTINATION = 'https://example.com/limited';
 const LIMIT_FIELDS = ['expires_at', 'max_scans', 'password_protected', 'after_limit'] as const;
-
-async function syncRound(site: Site): Promise<void> {
-  const res = await site.api('POST', '/sync/run');
-  expect(res.status, res.text).toBe(200);
-  expect(res.body.data.last_error).toBeNull();
-}
 
 async function scan(base: string, slug: string, password?: string) {
   const init: RequestInit = { headers: { 'user-agent': IPHONE }, redirect: 'manual' };
@@ -41,9 +31,7 @@ function limitsOf(node: Record<string, unknown>) {
 describe('sync: node limits', () => {
   it('limits set at the remote are enforced at a site after a pull; set at the site, they reach the remote, which counts pushed scans', async () => {
     const remote = await startBusyRemote();
-    running.push(remote);
     const site = await startSite(remote.url, remote.key);
-    running.push(site);
     await paired(site);
     const remoteApi = (method: string, path: string, body?: unknown) => apiRequest(remote.proc.url, method, path, body, remote.key);
     const create = async (extra: Record<string, unknown>) => {
@@ -55,7 +43,7 @@ describe('sync: node limits', () => {
     const expired = await create({ expires_at: '2020-01-01T00:00:00Z', after_limit: { type: 'redirect', url: 'https://example.com/ended' } });
     const gated = await create({ password: 'site-secret' });
 
-    await syncRound(site);
+    await sync(site);
     // The site and the remote show the same limits.
     for (const slug of [limited, expired, gated]) {
       const onSite = await site.api('GET', `/nodes/${slug}`);
@@ -87,7 +75,7 @@ describe('sync: node limits', () => {
 
     // The site's three scans reach the remote: 4 counted there, over max_scans 2 at once (no
     // change to the node drops the remote's cache: the push itself makes it read the count).
-    await syncRound(site);
+    await sync(site);
     expect((await remoteApi('GET', `/nodes/${limited}`)).body.data.scan_count).toBe(4);
     const head = async (base: string, slug: string) => (await fetch(`${base}/v/${slug}`, { method: 'HEAD', headers: { 'user-agent': IPHONE }, redirect: 'manual' })).status;
     await waitFor('the remote serves the pushed count', async () => (await head(remote.proc.url, limited)) === 410);
@@ -95,7 +83,7 @@ describe('sync: node limits', () => {
     // The other way: a limit raised at the site reaches the remote.
     expect((await site.api('PATCH', `/nodes/${limited}`, { max_scans: 10, after_limit: { type: 'redirect', url: 'https://example.com/more' } })).status).toBe(200);
     expect(await head(at, limited)).toBe(302);
-    await syncRound(site);
+    await sync(site);
     expect(limitsOf((await site.api('GET', `/nodes/${limited}`)).body.data)).toEqual(limitsOf((await remoteApi('GET', `/nodes/${limited}`)).body.data));
     expect((await remoteApi('GET', `/nodes/${limited}`)).body.data).toMatchObject({ max_scans: 10, after_limit: { type: 'redirect', url: 'https://example.com/more' } });
     await waitFor('the remote serves the raised limit', async () => (await head(remote.proc.url, limited)) === 302);
