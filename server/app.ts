@@ -34,6 +34,7 @@ import type { PostgresStore } from './db/postgresStore.ts';
 import { ScanAnalytics } from './features/scans/analytics.ts';
 import { scanRoutes } from './features/scans/routes.ts';
 import { createWebhooks, subscriptionCheck } from './features/webhooks/index.ts';
+import { createTapProofs, tapProofRoutes } from './features/tapproofs/index.ts';
 import { type NfcDevice, nfcRoutes } from './features/nfc/index.ts';
 import { createNodeServices } from './nodeServices.ts';
 
@@ -59,6 +60,11 @@ export interface CreateAppOptions {
   resourcesDir?: string;
   /** Credentials kept outside the database (a paired site's remote key); default: `<dataDir>/secrets.json`, mode 0600. */
   secrets?: SecretStore;
+  /**
+   * Where organization master keys for tap proofs are kept (docs/nfc.md "Keys"); default: `secrets`.
+   * On PostgreSQL every process must be given the same store (`waymark serve --tap-proof-keys`).
+   */
+  tapProofKeys?: SecretStore;
   /** How scan commits reach the disk (scans/handler.ts `flush`; default off-thread). */
   scanFlush?: 'off-thread' | 'in-commit';
 }
@@ -91,6 +97,7 @@ async function createServices(
   nfcDevice: NfcDevice | null = null,
   resourcesDir?: string,
   secrets: SecretStore = defaultSecretStore(config.dataDir),
+  tapProofKeys: SecretStore = secrets,
 ) {
   const outbox = new Outbox({ store, clock, subscribed: subscriptionCheck(store.dialect) });
   // Sync (pairing, slug leases) comes first: it decides where slugs come from.
@@ -138,6 +145,7 @@ async function createServices(
   const webhooks = webhookFeature.service;
   const webhookDispatcher = webhookFeature.dispatcher;
   const analytics = new ScanAnalytics(store, clock);
+  const tapProofs = createTapProofs({ store, clock, outbox, keyStore: tapProofKeys });
   // Webhooks across sites (docs/sync.md): the remote emits the events for what sites push, in
   // the push's transaction.
   sync.remoteChanges.events = {
@@ -166,18 +174,19 @@ async function createServices(
       }
     },
   };
-  return { outbox, outboxPruner, organizations, slugs, nodes, importer, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, webhookFeature, nfc, sync, analytics };
+  return { outbox, outboxPruner, organizations, slugs, nodes, importer, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, webhookFeature, nfc, sync, analytics, tapProofs: tapProofs.service, tapProofKeys: tapProofs.masterKeys };
 }
 
 /**
  * The one factory behind Electron, the headless CLI and the tests: everything it needs is
  * passed in, nothing is module-global.
  */
-export async function createApp({ store, clock, config, logger: baseLogger = consoleLogger, nfc = null, resourcesDir, secrets, scanFlush }: CreateAppOptions): Promise<App> {
+export async function createApp({ store, clock, config, logger: baseLogger = consoleLogger, nfc = null, resourcesDir, secrets, tapProofKeys, scanFlush }: CreateAppOptions): Promise<App> {
   // Disk-full errors from anywhere (API, scans, workers) are counted in one place, not logged one by one.
   const storage = new StorageHealth(baseLogger, clock);
   const logger = storage.wrap(baseLogger);
-  const services = await createServices(store, clock, config, logger, nfc, resourcesDir, secrets);
+  const secretStore = secrets ?? defaultSecretStore(config.dataDir);
+  const services = await createServices(store, clock, config, logger, nfc, resourcesDir, secretStore, tapProofKeys ?? secretStore);
   // Budgets in memory for the one process on a SQLite file; in the database where processes share them.
   const rateLimiter = store.dialect === 'postgres' ? new SharedRateLimiter(store.db, new RateLimitRepo(), clock) : new MemoryRateLimiter(clock);
   const routes: AnyRouteSpec[] = [
@@ -193,6 +202,7 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
     ...organizationRoutes(services.organizations),
     ...services.webhookFeature.routes(),
     ...nfcRoutes(services.nfc),
+    ...tapProofRoutes(services.tapProofs, services.nodes),
     ...syncRoutes(services.sync),
     ...scanRoutes({ nodes: services.nodes, rules: services.rules, analytics: services.analytics }),
   ];
@@ -230,6 +240,7 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
         : postgresScanStorage({ store: store as PostgresStore, subscribed: subscriptionCheck(store.dialect), onError: onScanError }),
     clock,
     config,
+    tapProofs: { claims: (query) => services.tapProofs.kindOf(query) !== null, verify: (node, query) => services.tapProofs.verify(node, query) },
     onScansRecorded: () => {
       storage.succeeded();
       services.outbox.notifyRecorded();

@@ -9,6 +9,7 @@ import { KeysRepo } from './features/keys/repo.ts';
 import { KeyService } from './features/keys/service.ts';
 import { systemClock } from './platform/clock.ts';
 import { keepRunningWhenOutputFails } from './platform/output.ts';
+import { FileSecretStore } from './platform/secrets.ts';
 import { PLANS, type Plan } from './schemas/common.ts';
 import { startServer } from './serve.ts';
 
@@ -81,6 +82,11 @@ program
       .argParser(parseMs)
       .hideHelp(),
   )
+  .addOption(
+    new Option('--tap-proof-keys <file>', 'the file of NFC tap proof master keys (JSON, mode 0600); every process of a PostgreSQL instance is given the same one (docs/nfc.md). Default: <data>/secrets.json').env(
+      'WAYMARK_TAP_PROOF_KEYS',
+    ),
+  )
   .addOption(new Option('--remote <url>', 'pair this site with a remote Waymark instance (docs/sync.md)').env('WAYMARK_REMOTE'))
   .addOption(new Option('--remote-key <key>', 'API key of the organization on the remote').env('WAYMARK_REMOTE_KEY'))
   .action(async (opts: {
@@ -98,6 +104,7 @@ program
     eventRetentionDays: number | string;
     syncRetentionDays: number | string;
     pruneEveryMs?: number;
+    tapProofKeys?: string;
     nfc?: boolean;
     remote?: string;
     remoteKey?: string;
@@ -134,6 +141,7 @@ program
         batchLeaseMs: opts.batchLeaseMs,
         outboxPrune: { retentionMs: daysToMs(opts.eventRetentionDays), everyMs: opts.pruneEveryMs },
         nfc,
+        ...(opts.tapProofKeys ? { tapProofKeys: new FileSecretStore(opts.tapProofKeys) } : {}),
         sync: {
           remoteUrl: opts.remote,
           remoteKey: opts.remoteKey,

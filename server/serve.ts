@@ -45,6 +45,8 @@ export interface ServeOptions {
   sync?: SyncConfig | undefined;
   /** Where the remote key of a runtime pairing is kept (default: `<dataDir>/secrets.json`, mode 0600; Electron encrypts). */
   secrets?: SecretStore | undefined;
+  /** Where tap proof master keys are kept (default: `secrets`); one shared file for every PostgreSQL process. */
+  tapProofKeys?: SecretStore | undefined;
   clock?: Clock;
   logger?: Logger;
   /**
@@ -129,7 +131,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     ? new NfcBridge({ log: (m) => logger.info(m), ...(typeof options.nfc === 'object' ? options.nfc : {}) })
     : null;
   nfc?.start();
-  const app = await createApp({ store, clock, config, logger, nfc, ...(options.secrets ? { secrets: options.secrets } : {}) });
+  const app = await createApp({ store, clock, config, logger, nfc, ...(options.secrets ? { secrets: options.secrets } : {}), ...(options.tapProofKeys ? { tapProofKeys: options.tapProofKeys } : {}) });
   server.on('request', app.handle);
 
   let firstRun: RunningServer['firstRun'];

@@ -470,6 +470,29 @@ export interface Webhooks {
   url: string;
 }
 
+export interface TapProofTags {
+  org_id: string;
+  /** Upper-case hex. */
+  uid: string;
+  /** Tap proof kind (server/features/tapproofs/kinds/): ntag424. */
+  kind: string;
+  node_id: string;
+  /** The organization master key version the tag's keys were diversified from (migration 074). */
+  key_version: number;
+  /** Highest read counter accepted; -1 = none yet. */
+  last_counter: Generated<number>;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface TapProofPolicies {
+  node_id: string;
+  org_id: string;
+  /** serve | refuse */
+  policy: string;
+  updated_at: string;
+}
+
 export interface Schema {
   api_keys: ApiKeys;
   batches: Batches;
@@ -485,6 +508,8 @@ export interface Schema {
   rules: Rules;
   scan_cache_epoch: ScanCacheEpoch;
   scan_events: ScanEvents;
+  tap_proof_policies: TapProofPolicies;
+  tap_proof_tags: TapProofTags;
   scan_events_by_node: ScanEventsByNode;
   scan_org_visitor_days: ScanOrgVisitorDays;
   scan_rollup_state: ScanRollupState;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SCAN_SOURCES } from './tapProofs.ts';
 import { functionType, oneOf, queryInt, timestamp } from './common.ts';
 
 export const INTERVALS = ['hour', 'day', 'week'] as const;
@@ -97,7 +98,7 @@ export const ScanEvent = z
     os: z.string(),
     browser: z.string().nullable(),
     country: z.string().nullable(),
-    source: z.enum(['qr', 'nfc']),
+    source: z.enum(SCAN_SOURCES).meta({ description: 'qr; nfc_verified (a tag URL whose tap proof was valid, docs/nfc.md); nfc_unverified (a tag URL without a valid proof: `?nfc`, a failed, replayed or missing proof).' }),
     rule_id: z.string().nullable(),
     outcome: z.string(),
     bot: z.boolean(),

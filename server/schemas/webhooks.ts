@@ -6,6 +6,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'batch.completed',
   'batch.failed',
   'node.scanned',
+  'node.tap_unverified',
   'node.created',
   'node.updated',
   'node.deleted',

@@ -62,7 +62,7 @@ try {
       for (let i = 0, o = 0; i < total; i++) {
         const ts = start + Math.floor((i / total) * (end - start));
         const row = (node: string, k: number) =>
-          ins.run(node, org, ts, devices[k % 5], oses[(k >> 1) % 5], 'Chrome', countries[k % 6], k % 7 === 0 ? 'nfc' : 'qr', k % 97 === 0 ? 1 : 0, `v${k % 20000}-${Math.floor(ts / 86_400_000)}`);
+          ins.run(node, org, ts, devices[k % 5], oses[(k >> 1) % 5], 'Chrome', countries[k % 6], k % 7 === 0 ? 'nfc_unverified' : 'qr', k % 97 === 0 ? 1 : 0, `v${k % 20000}-${Math.floor(ts / 86_400_000)}`);
         row(nodes[0] as string, i);
         if (i % 4 === 3 && o < others) row(nodes[1 + (o % 49)] as string, total + o++);
       }

@@ -43,7 +43,7 @@ async function seedScans(instance: Instance, orgId: string, kind: number, count:
         CASE (g.i / 2) % 5 WHEN 0 THEN 'ios' WHEN 3 THEN 'windows' WHEN 4 THEN 'macos' ELSE 'android' END,
         'Chrome',
         CASE g.i % 6 WHEN 0 THEN 'FR' WHEN 1 THEN 'DE' WHEN 2 THEN 'GB' WHEN 3 THEN 'US' WHEN 4 THEN 'BE' ELSE NULL END,
-        CASE WHEN g.i % 7 = 0 THEN 'nfc' ELSE 'qr' END, NULL, 'redirect',
+        CASE WHEN g.i % 7 = 0 THEN 'nfc_unverified' ELSE 'qr' END, NULL, 'redirect',
         CASE WHEN g.i % 97 = 0 THEN 1 ELSE 0 END,
         'v' || ${text(sql`g.i % 20000`)} || '-' || ${text(sql`(${ts}) / ${lit(DAY)}`)}
       FROM ${series(b, count)} AS g`.execute(tx);

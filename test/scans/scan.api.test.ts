@@ -342,7 +342,7 @@ describe('what is recorded', () => {
     await scan(`/v/${node.slug}`, { ua: WINDOWS, ip: '81.2.69.142' }); // no CF header: offline table (GB)
     await scan(`/v/${node.slug}`, { ua: IPHONE, ip: '2a01:e0a:1f2:3::77' }); // IPv6: offline IPv6 table (FR)
     const rows = scanRows(node.id);
-    expect(rows[0]).toMatchObject({ device_type: 'mobile', os: 'android', browser: 'Chrome', country: 'BE', source: 'nfc', is_bot: 0 });
+    expect(rows[0]).toMatchObject({ device_type: 'mobile', os: 'android', browser: 'Chrome', country: 'BE', source: 'nfc_unverified', is_bot: 0 });
     expect(rows[1]).toMatchObject({ device_type: 'desktop', os: 'windows', country: 'GB', source: 'qr' });
     expect(rows[2]).toMatchObject({ device_type: 'mobile', os: 'ios', country: 'FR' });
     const dump = JSON.stringify(db().prepare('SELECT * FROM scan_events').all());

@@ -45,7 +45,7 @@ describe('node.scanned webhooks', () => {
     const req = receiver.accepted[0]!;
     const body = new StandardWebhook(hook.secret).verify(req.body, req.headers as Record<string, string>) as { type: string; data: Record<string, unknown> };
     expect(body.type).toBe('node.scanned');
-    expect(body.data).toMatchObject({ node: { id: node.id, slug: node.slug }, device_type: 'mobile', os: 'ios', source: 'nfc', outcome: 'redirect', rule_id: null });
+    expect(body.data).toMatchObject({ node: { id: node.id, slug: node.slug }, device_type: 'mobile', os: 'ios', source: 'nfc_unverified', outcome: 'redirect', rule_id: null });
     expect(typeof body.data.scan_id).toBe('number');
   });
 });

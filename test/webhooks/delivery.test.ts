@@ -30,7 +30,7 @@ function scanData(scanId: string, n: number) {
     os: n % 2 ? 'android' : 'ios',
     browser: 'Chrome',
     country: 'DE',
-    source: n % 2 ? 'nfc' : 'qr',
+    source: n % 2 ? 'nfc_unverified' : 'qr',
     rule_id: null,
     outcome: 'served',
   };

@@ -127,7 +127,7 @@ export function ScansPanel({ node, onNodeChanged }: { node: NodeT; onNodeChanged
                       <td className="nowrap" data-label="Time">
                         {formatDate(s.timestamp)}
                       </td>
-                      <td data-label="Source">{s.source === 'nfc' ? 'NFC' : 'QR'}</td>
+                      <td data-label="Source">{sourceName(s.source)}</td>
                       <td data-label="Device">{s.device_type}</td>
                       <td data-label="OS">{s.os}</td>
                       <td data-label="Browser">{s.browser ?? '—'}</td>
@@ -148,6 +148,12 @@ export function ScansPanel({ node, onNodeChanged }: { node: NodeT; onNodeChanged
 }
 
 const BREAKDOWN_TITLES: Record<string, string> = { device_type: 'Devices', os: 'Operating systems', browser: 'Browsers', country: 'Countries', source: 'Source' };
+/** A scan's source in words (docs/scans.md "Sources"). */
+const SOURCE_NAMES: Record<string, string> = { qr: 'QR code', nfc_verified: 'NFC tap, verified', nfc_unverified: 'NFC link, not verified' };
+function sourceName(value: string | null): string {
+  return value === null ? 'Unknown' : (SOURCE_NAMES[value] ?? value);
+}
+
 const INTERVAL_WORDS = { hour: 'hour', day: 'day', week: 'week' } as const;
 
 function AnalyticsView({ data, slug }: { data: NodeAnalyticsT; slug: string }) {
@@ -172,7 +178,7 @@ function AnalyticsView({ data, slug }: { data: NodeAnalyticsT; slug: string }) {
       </div>
       <div className="breakdowns">
         {Object.entries(BREAKDOWN_TITLES).map(([key, title]) => (
-          <BreakdownBars key={key} title={title} rows={data.breakdowns[key as keyof NodeAnalyticsT['breakdowns']]} />
+          <BreakdownBars key={key} title={title} rows={data.breakdowns[key as keyof NodeAnalyticsT['breakdowns']]} name={key === 'source' ? sourceName : undefined} />
         ))}
       </div>
     </div>
@@ -248,12 +254,12 @@ function BreakdownList({ label, rows, name }: { label: string; rows: { value: st
   );
 }
 
-function BreakdownBars({ title, rows }: { title: string; rows: { value: string | null; scans: number }[] }) {
+function BreakdownBars({ title, rows, name }: { title: string; rows: { value: string | null; scans: number }[]; name?: ((value: string | null) => string) | undefined }) {
   if (rows.length === 0) return null;
   return (
     <div className="breakdown">
       <h3>{title}</h3>
-      <BreakdownList label={title} rows={rows} name={(v) => v ?? 'Unknown'} />
+      <BreakdownList label={title} rows={rows} name={name ?? ((v) => v ?? 'Unknown')} />
     </div>
   );
 }

@@ -10,6 +10,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { ValidationError } from '../../platform/errors.ts';
 import type { Interval } from '../../schemas/analytics.ts';
 import type { FunctionType } from '../../schemas/common.ts';
+import type { ScanSource } from '../../schemas/tapProofs.ts';
 import { AnalyticsRepo, DIMENSIONS, type BotFilter, type Dimension, type FoldResult, type Scope } from './analyticsRepo.ts';
 import type { ScanEventRow } from './repo.ts';
 
@@ -240,6 +241,7 @@ export class ScanAnalytics {
       const rows = await this.repo.breakdown(this.store.db, scope, r.fromHour, r.toHour, dim);
       out[dim] = rows.map((x) => ({ value: x.value === '' ? null : x.value, scans: x.scans }));
     }
+    out.source = foldLegacyNfc(out.source);
     return out;
   }
 
@@ -353,12 +355,27 @@ export function toApiScan(row: ScanEventRow) {
     os: row.os,
     browser: row.browser,
     country: row.country,
-    source: row.source as 'qr' | 'nfc',
+    // 'nfc' was written before migration 074 (and may still arrive from a site on an older release).
+    source: (row.source === 'nfc' ? 'nfc_unverified' : row.source) as ScanSource,
     rule_id: row.rule_id,
     outcome: row.outcome,
     bot: row.is_bot === 1,
     visitor: row.visitor_hash,
   };
+}
+
+/**
+ * Source 'nfc' (before migration 074, or pushed by a site on an older release) is what is now
+ * called nfc_unverified: a tag URL without a proof. Counted there, order by scans kept.
+ */
+function foldLegacyNfc(rows: Breakdown[]): Breakdown[] {
+  const legacy = rows.find((x) => x.value === 'nfc');
+  if (!legacy) return rows;
+  const rest = rows.filter((x) => x !== legacy);
+  const unverified = rest.find((x) => x.value === 'nfc_unverified');
+  if (unverified) unverified.scans += legacy.scans;
+  else rest.push({ value: 'nfc_unverified', scans: legacy.scans });
+  return rest.sort((a, b) => b.scans - a.scans);
 }
 
 export const SCAN_CSV_HEADER = ['id', 'timestamp', 'device_type', 'os', 'browser', 'country', 'source', 'rule_id', 'outcome', 'bot', 'visitor'] as const;

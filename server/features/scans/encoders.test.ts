@@ -129,9 +129,11 @@ describe('scan paths', () => {
     expect(canonicalSlug('o1lI0000')).toBe('01110000');
     expect(canonicalSlug('ABCDEFGU')).toBeNull();
     expect(canonicalSlug('ABC')).toBeNull();
-    expect(parseScanPath('/v/abcdefgh')).toEqual({ slug: 'ABCDEFGH', contact: false, source: 'qr' });
-    expect(parseScanPath('/V/ABCDEFGH?nfc')).toEqual({ slug: 'ABCDEFGH', contact: false, source: 'nfc' });
-    expect(parseScanPath('/v/ABCDEFGH/?NFC=1&x=2')).toMatchObject({ source: 'nfc' });
+    expect(parseScanPath('/v/abcdefgh')).toEqual({ slug: 'ABCDEFGH', contact: false, source: 'qr', query: null });
+    expect(parseScanPath('/V/ABCDEFGH?nfc')).toEqual({ slug: 'ABCDEFGH', contact: false, source: 'nfc_unverified', query: 'nfc' });
+    expect(parseScanPath('/v/ABCDEFGH/?NFC=1&x=2')).toMatchObject({ source: 'nfc_unverified', query: 'NFC=1&x=2' });
+    // A tap proof's parameters are read later from the query; alone they do not mark a tag URL yet.
+    expect(parseScanPath('/v/ABCDEFGH?picc=00&cmac=11')).toMatchObject({ source: 'qr', query: 'picc=00&cmac=11' });
     expect(parseScanPath('HTTP://EXAMPLE.COM/V/ABCDEFGH')).toMatchObject({ slug: 'ABCDEFGH' });
     expect(parseScanPath('/v/ABCDEFGH/contact.vcf')).toMatchObject({ slug: 'ABCDEFGH', contact: true });
     expect(parseScanPath('/v/ABCDEFGH/other')).toMatchObject({ slug: null });

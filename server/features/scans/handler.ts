@@ -29,7 +29,21 @@ import {
   type UserAgentInfo,
 } from './visitor.ts';
 
+/** A scan's source (docs/scans.md "Sources"). */
+export type ScanSource = 'qr' | 'nfc_verified' | 'nfc_unverified';
+
+/**
+ * The tap proof check (features/tapproofs, wired by createApp): whether a tag URL carries a
+ * proof, and its verdict for the node scanned. Absent: every tag URL is nfc_unverified.
+ */
+export interface TapProofGate {
+  claims(query: URLSearchParams): boolean;
+  verify(node: { id: string; org_id: string; slug: string }, query: URLSearchParams): Promise<{ verified: boolean; refuse: boolean }>;
+}
+
 export interface ScanHandlerDeps {
+  /** Tap proofs (NTAG 424 DNA SUN, …) checked before a tag scan is recorded. */
+  tapProofs?: TapProofGate;
   /** Where scans are resolved and recorded (storage.ts); default: SQLite on `db`. */
   storage?: ScanStorage;
   /** The SQLite connection, when no `storage` is given (with the SQLite options below). */
@@ -76,7 +90,10 @@ export function canonicalSlug(raw: string): string | null {
 export interface ParsedScanPath {
   slug: string | null;
   contact: boolean;
-  source: 'qr' | 'nfc';
+  /** `?nfc` marks a tag URL; a tap proof (checked later) makes it nfc_verified. */
+  source: 'qr' | 'nfc_unverified';
+  /** The query string (without `?`), when there is one: tap proofs read their parameters from it. */
+  query: string | null;
 }
 
 /** Parses a request target; null if it is not under /v/. Case-insensitive throughout. */
@@ -85,22 +102,24 @@ export function parseScanPath(url: string): ParsedScanPath | null {
   if (target.charCodeAt(0) !== 47 /* / */) target = target.replace(ABSOLUTE, '');
   if (target.length < 3 || (target[1] !== 'v' && target[1] !== 'V') || target[2] !== '/') return null;
   const m = PATH.exec(target);
-  if (!m) return { slug: null, contact: false, source: 'qr' };
-  let source: 'qr' | 'nfc' = 'qr';
+  if (!m) return { slug: null, contact: false, source: 'qr', query: null };
+  let source: 'qr' | 'nfc_unverified' = 'qr';
   const query = m[3];
   if (query) {
     for (const part of query.split('&')) {
       const name = part.split('=')[0] ?? '';
-      if (name.toLowerCase() === 'nfc') source = 'nfc';
+      if (name.toLowerCase() === 'nfc') source = 'nfc_unverified';
     }
   }
-  return { slug: canonicalSlug(m[1] ?? ''), contact: m[2] !== undefined, source };
+  return { slug: canonicalSlug(m[1] ?? ''), contact: m[2] !== undefined, source, query: query || null };
 }
 
 interface PendingScan {
   res: ServerResponse;
   slug: string;
-  source: 'qr' | 'nfc';
+  source: ScanSource;
+  /** The node's tap proof policy refuses this unverified tag URL: the "could not be verified" page. */
+  refuseUnverified?: boolean;
   at: number;
   ua: UserAgentInfo;
   uaString: string;
@@ -192,7 +211,9 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       for (const scan of batch) {
         scan.visitor = visitorHash(view.salt(scan.at), scan.ip, scan.uaString);
         const entry = view.entry(scan.slug);
-        const r = resolve(entry, () => context(scan, entry.kind === 'node' ? entry.node.id : ''), scan.at);
+        let r = resolve(entry, () => context(scan, entry.kind === 'node' ? entry.node.id : ''), scan.at);
+        // Only content is withheld: a status page (paused, password, …) says nothing of it anyway.
+        if (scan.refuseUnverified && r.kind === 'content') r = { kind: 'status', status: 'unverified', outcome: 'unverified', entry: r.entry, rule: null };
         scan.resolution = r;
         if (r.entry.kind !== 'node' || r.outcome === null) continue;
         const node = r.entry.node;
@@ -387,6 +408,37 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     });
   }
 
+  function queue(scan: PendingScan): void {
+    pending.push(scan);
+    if (!scheduled) {
+      scheduled = true;
+      setImmediate(flush);
+    }
+  }
+
+  /**
+   * A tag URL with a proof: checked (and its counter claimed) before the scan joins the group
+   * commit, so the source recorded is the verdict. A slug that is no node gets its status page.
+   */
+  function verifyThenQueue(scan: PendingScan, query: URLSearchParams, gate: TapProofGate): void {
+    scan.source = 'nfc_unverified';
+    withView(scan.res, 'GET', scan.slug, scan.at, scan.requestId, (view) => {
+      const entry = view.entry(scan.slug);
+      if (entry.kind !== 'node') return queue(scan);
+      gate.verify(entry.node, query).then(
+        (verdict) => {
+          if (verdict.verified) scan.source = 'nfc_verified';
+          else if (verdict.refuse) scan.refuseUnverified = true;
+          queue(scan);
+        },
+        (err: unknown) => {
+          onError(err);
+          if (!scan.res.headersSent) send(scan.res, 'GET', unavailable, scan.requestId);
+        },
+      );
+    });
+  }
+
   const handler = ((req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url ?? '';
     const parsed = parseScanPath(url);
@@ -421,11 +473,10 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
 
       const v = visitorOf(req);
       lastScanAt = at;
-      pending.push({ res, slug: parsed.slug, source: parsed.source, at, ua, uaString, ip: v.ip, country: v.country, visitor: '', requestId });
-      if (!scheduled) {
-        scheduled = true;
-        setImmediate(flush);
-      }
+      const scan: PendingScan = { res, slug: parsed.slug, source: parsed.source, at, ua, uaString, ip: v.ip, country: v.country, visitor: '', requestId };
+      const proof = parsed.query !== null && deps.tapProofs ? new URLSearchParams(parsed.query) : null;
+      if (proof && deps.tapProofs?.claims(proof)) verifyThenQueue(scan, proof, deps.tapProofs);
+      else queue(scan);
     } catch (err) {
       onError(err);
       if (!res.headersSent) send(res, 'GET', unavailable, requestId);

@@ -169,7 +169,7 @@ ${page.body}
 
 // ---- status pages ----------------------------------------------------------------------------
 
-export type StatusKind = 'paused' | 'retired' | 'deleted' | 'inactive' | 'unknown' | 'expired' | 'limit_reached' | 'password' | 'password_wrong';
+export type StatusKind = 'paused' | 'retired' | 'deleted' | 'inactive' | 'unknown' | 'expired' | 'limit_reached' | 'password' | 'password_wrong' | 'unverified';
 
 /** The password form: posts to the page's own address (no action attribute), so /v/<slug> or its contact.vcf. */
 const PASSWORD_FORM = `<form method="post">
@@ -179,6 +179,13 @@ const PASSWORD_FORM = `<form method="post">
 </form>`;
 
 const STATUS_PAGES: Record<StatusKind, { status: number; code: string; title: string; text: string; error?: string; form?: boolean }> = {
+  // A tag URL without a valid proof, on a node whose tap proof policy is 'refuse' (docs/nfc.md).
+  unverified: {
+    status: 403,
+    code: 'Not verified',
+    title: 'This tag could not be verified',
+    text: 'This link did not come from a genuine tap of the tag, or it was used before. Tap the tag itself with your phone again; a copied or saved link does not open it.',
+  },
   expired: {
     status: 410,
     code: 'Expired',

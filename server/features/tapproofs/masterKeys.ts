@@ -1,0 +1,96 @@
+import { randomBytes } from 'node:crypto';
+import type { SecretStore } from '../../platform/secrets.ts';
+
+/**
+ * Organization master keys for tag key diversification (AN10922), kept in a secret store, never
+ * in the database, an API answer or a log line. Versioned: rotating adds a version and makes it
+ * current; tags keyed from an older version keep verifying until they are re-keyed (the tag row
+ * says which version). Losing every copy of a version means its tags can no longer be verified
+ * or re-keyed (docs/nfc.md).
+ *
+ * One secret per organization and kind: `tap-proof-master-keys:<kind>:<orgId>` =
+ * `{"current": 2, "keys": {"1": "<32 hex>", "2": "<32 hex>"}}`.
+ */
+export interface MasterKeyVersion {
+  version: number;
+  key: Buffer;
+}
+
+interface StoredKeys {
+  current: number;
+  keys: Record<string, string>;
+}
+
+/** How long an organization's keys are trusted from memory before the store is read again. */
+const RELOAD_MS = 10_000;
+
+export class MasterKeys {
+  private readonly store: SecretStore;
+  private readonly now: () => number;
+  private readonly cache = new Map<string, { at: number; versions: MasterKeyVersion[]; current: number }>();
+
+  constructor(store: SecretStore, now: () => number = Date.now) {
+    this.store = store;
+    this.now = now;
+  }
+
+  private secretName(kind: string, orgId: string): string {
+    return `tap-proof-master-keys:${kind}:${orgId}`;
+  }
+
+  /** Every version of the organization's keys, newest first (read again at most every 10 s, so a rotation by another process is seen). */
+  versions(kind: string, orgId: string): MasterKeyVersion[] {
+    const name = this.secretName(kind, orgId);
+    const cached = this.cache.get(name);
+    if (cached && this.now() - cached.at < RELOAD_MS) return cached.versions;
+    const stored = this.read(name);
+    const versions = stored
+      ? Object.entries(stored.keys)
+          .map(([v, hex]) => ({ version: Number(v), key: Buffer.from(hex, 'hex') }))
+          .filter((k) => Number.isInteger(k.version) && k.key.length === 16)
+          .sort((a, b) => b.version - a.version)
+      : [];
+    this.cache.set(name, { at: this.now(), versions, current: stored?.current ?? 0 });
+    return versions;
+  }
+
+  /** The version new tags are keyed from, created (random, 16 bytes) when the organization has none. */
+  current(kind: string, orgId: string): MasterKeyVersion {
+    const name = this.secretName(kind, orgId);
+    const stored = this.read(name);
+    if (stored && stored.keys[String(stored.current)]) {
+      return { version: stored.current, key: Buffer.from(stored.keys[String(stored.current)]!, 'hex') };
+    }
+    return this.rotate(kind, orgId);
+  }
+
+  /** A new random version becomes current; older versions stay for the tags keyed from them. */
+  rotate(kind: string, orgId: string): MasterKeyVersion {
+    const name = this.secretName(kind, orgId);
+    const stored = this.read(name) ?? { current: 0, keys: {} };
+    const version = Math.max(0, ...Object.keys(stored.keys).map(Number)) + 1;
+    const key = randomBytes(16);
+    this.store.set(name, JSON.stringify({ current: version, keys: { ...stored.keys, [String(version)]: key.toString('hex') } }));
+    this.cache.delete(name);
+    return { version, key };
+  }
+
+  /** Puts a known key (tests, or an operator restoring a backup of the key). */
+  import(kind: string, orgId: string, version: number, key: Buffer, makeCurrent = true): void {
+    const name = this.secretName(kind, orgId);
+    const stored = this.read(name) ?? { current: 0, keys: {} };
+    this.store.set(name, JSON.stringify({ current: makeCurrent ? version : stored.current, keys: { ...stored.keys, [String(version)]: key.toString('hex') } }));
+    this.cache.delete(name);
+  }
+
+  private read(name: string): StoredKeys | null {
+    const raw = this.store.get(name);
+    if (!raw) return null;
+    try {
+      const parsed = JSON.parse(raw) as StoredKeys;
+      return parsed && typeof parsed.current === 'number' && parsed.keys && typeof parsed.keys === 'object' ? parsed : null;
+    } catch {
+      return null;
+    }
+  }
+}
