@@ -7,7 +7,8 @@
  *
  *   node test/support/postgresScanProcess.ts <database-url> [port]
  *
- * Env: SCAN_STALE_MS (the cache bound), SCAN_TRUST_PROXY=1. Prints `listening <port>`; exits on
+ * Env: SCAN_STALE_MS (the cache bound), SCAN_TRUST_PROXY=1, TAP_PROOF_KEYS=<file> (tap proofs
+ * checked with the master keys of that file, as `serve --tap-proof-keys` wires them). Prints `listening <port>`; exits on
  * SIGTERM after closing. With several processes on one port (node:cluster in the benchmark) the
  * primary hands out the connections.
  */
@@ -18,13 +19,25 @@ import { createScanHandler } from '../../server/features/scans/handler.ts';
 import { postgresScanStorage } from '../../server/features/scans/postgresStorage.ts';
 import { systemClock } from '../../server/platform/clock.ts';
 import { subscriptionCheck } from '../../server/features/webhooks/index.ts';
+import { createTapProofs } from '../../server/features/tapproofs/index.ts';
+import { Outbox } from '../../server/platform/outbox.ts';
+import { FileSecretStore } from '../../server/platform/secrets.ts';
 
 const [url, port] = process.argv.slice(2);
 if (!url) throw new Error('usage: postgresScanProcess.ts <database-url> [port]');
 const onError = (err: unknown) => console.error('scan process:', err);
 const store = await PostgresStore.open(url, { poolSize: 4, applicationName: `waymark-scans-${process.pid}` });
 const staleMs = process.env.SCAN_STALE_MS ? Number(process.env.SCAN_STALE_MS) : undefined;
+const tapProofs = process.env.TAP_PROOF_KEYS
+  ? createTapProofs({
+      store,
+      clock: systemClock,
+      outbox: new Outbox({ store, clock: systemClock, subscribed: subscriptionCheck('postgres') }),
+      keyStore: new FileSecretStore(process.env.TAP_PROOF_KEYS),
+    }).service
+  : null;
 const scans = createScanHandler({
+  ...(tapProofs ? { tapProofs: { claims: (query: URLSearchParams) => tapProofs.kindOf(query) !== null, verify: tapProofs.verify.bind(tapProofs) } } : {}),
   storage: postgresScanStorage({ store, subscribed: subscriptionCheck('postgres'), onError, ...(staleMs ? { staleMs } : {}) }),
   clock: systemClock,
   config: { trustProxy: process.env.SCAN_TRUST_PROXY === '1' },
