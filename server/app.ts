@@ -145,7 +145,7 @@ async function createServices(
   const webhooks = webhookFeature.service;
   const webhookDispatcher = webhookFeature.dispatcher;
   const analytics = new ScanAnalytics(store, clock);
-  const tapProofs = createTapProofs({ store, clock, outbox, keyStore: tapProofKeys });
+  const tapProofs = createTapProofs({ store, clock, keyStore: tapProofKeys });
   // Webhooks across sites (docs/sync.md): the remote emits the events for what sites push, in
   // the push's transaction.
   sync.remoteChanges.events = {
@@ -240,7 +240,7 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
         : postgresScanStorage({ store: store as PostgresStore, subscribed: subscriptionCheck(store.dialect), onError: onScanError }),
     clock,
     config,
-    tapProofs: { claims: (query) => services.tapProofs.kindOf(query) !== null, verify: (node, query) => services.tapProofs.verify(node, query) },
+    tapProofs: { claims: (query) => services.tapProofs.kindOf(query) !== null, check: (node, query, refusable) => services.tapProofs.check(node, query, refusable) },
     onScansRecorded: () => {
       storage.succeeded();
       services.outbox.notifyRecorded();

@@ -2,6 +2,7 @@
 import { Command, Option } from 'commander';
 import { VERSION } from './config.ts';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { CopyError, copySqliteToPostgres } from './db/copyToPostgres.ts';
 import { databaseFile, openStore, type OpenedStore } from './db/openStore.ts';
 import type { PostgresStore } from './db/postgresStore.ts';
@@ -10,6 +11,7 @@ import { KeyService } from './features/keys/service.ts';
 import { systemClock } from './platform/clock.ts';
 import { keepRunningWhenOutputFails } from './platform/output.ts';
 import { FileSecretStore } from './platform/secrets.ts';
+import { MasterKeys, NTAG424_KIND } from './features/tapproofs/index.ts';
 import { PLANS, type Plan } from './schemas/common.ts';
 import { startServer } from './serve.ts';
 
@@ -237,6 +239,21 @@ org
       console.log(`${'ID'.padEnd(idWidth)}  ${'NAME'.padEnd(nameWidth)}  KEYS`);
       for (const o of orgs) console.log(`${o.id.padEnd(idWidth)}  ${o.name.padEnd(nameWidth)}  ${o.active_keys}`);
     });
+  });
+
+const tapKeys = program.command('tap-keys').description('master keys of NFC tap proofs (NTAG 424 DNA, docs/nfc.md "Keys")');
+tapKeys
+  .command('rotate')
+  .description('add a new random master key version and make it current; tags keyed from older versions keep verifying')
+  .requiredOption('--org <id>', 'organization id (waymark org list)')
+  .addOption(dataOption())
+  .addOption(new Option('--tap-proof-keys <file>', 'the key file given to `serve --tap-proof-keys` (default: <data>/secrets.json)').env('WAYMARK_TAP_PROOF_KEYS'))
+  .action((opts: { org: string; data: string; tapProofKeys?: string }) => {
+    const file = opts.tapProofKeys ?? join(opts.data, 'secrets.json');
+    const { version } = new MasterKeys(new FileSecretStore(file)).rotate(NTAG424_KIND, nonBlank(opts.org, '--org'));
+    // The key itself is never printed: it stays in the file.
+    console.log(`Master key version ${version} is now current for organization ${opts.org} in ${file}.`);
+    console.log('Servers read it within 10 s. Older versions stay in the file: keep them while tags keyed from them are in use.');
   });
 
 const keysCommand = program.command('keys').description('API keys');

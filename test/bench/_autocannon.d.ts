@@ -22,7 +22,13 @@ declare module 'autocannon' {
     amount?: number;
     /** Requests per second across all connections (a paced load). */
     overallRate?: number;
-    requests?: Array<{ method?: string; path?: string; headers?: Record<string, string> }>;
+    requests?: Array<{
+      method?: string;
+      path?: string;
+      headers?: Record<string, string>;
+      /** Called before each send of this request: may return it changed (a fresh URL). */
+      setupRequest?: (req: { method?: string; path?: string; headers?: Record<string, string> }) => { method?: string; path?: string; headers?: Record<string, string> };
+    }>;
   }
   function autocannon(options: Options): Promise<Result>;
   export default autocannon;

@@ -107,26 +107,41 @@ function probe(port: number): { stop(): Promise<{ p50: number; p99: number }> } 
   };
 }
 
+interface BenchRequest {
+  method?: string;
+  path?: string;
+  headers?: Record<string, string>;
+  setupRequest?: (req: BenchRequest) => BenchRequest;
+}
+
 export interface LoadOptions {
   connections: number;
   /** Seconds of measured load (after a 10 000-request warm-up). */
   duration: number;
   /** The server's processes, for CPU per request (all threads, and each one's main thread). */
   pids: number[];
+  /**
+   * Tag scans (every fifth request) carry a fresh tap proof instead of `?nfc`: the path of the
+   * next tap of the tag of slug `i` (a SUN URL with that tag's next counter).
+   */
+  tapPath?: (slugIndex: number) => string;
 }
 
-export async function load(port: number, slugs: string[], { connections, duration, pids }: LoadOptions): Promise<Figures> {
-  const requests = [];
+export async function load(port: number, slugs: string[], { connections, duration, pids, tapPath }: LoadOptions): Promise<Figures> {
+  const requests: BenchRequest[] = [];
   for (let i = 0; i < 1000; i++) {
     const slug = slugs[i % slugs.length] as string;
-    requests.push({
-      method: 'GET' as const,
+    const slugIndex = i % slugs.length;
+    const tap = i % 5 === 0 && tapPath !== undefined;
+    const request: BenchRequest = {
+      method: 'GET',
       path: `/v/${i % 3 === 0 ? slug.toLowerCase() : slug}${i % 5 === 0 ? '?nfc' : ''}`,
       headers: {
         'user-agent': USER_AGENTS[i % USER_AGENTS.length] as string,
         'x-forwarded-for': `${(i * 37) % 223 + 1}.${(i * 11) % 256}.${(i * 7) % 256}.${i % 254 + 1}`,
       },
-    });
+    };
+    requests.push(tap ? { ...request, setupRequest: (req: BenchRequest) => ({ ...req, path: tapPath(slugIndex) }) } : request);
   }
   // warm-up, not counted in the figures (but its scans are recorded: counted in `warmRedirects`)
   const warm = await autocannon({ url: `http://127.0.0.1:${port}`, connections, amount: 10_000, requests });

@@ -12,6 +12,10 @@
  *                              BENCH_NORMAL=0 skips the comparison runs (FULL with the fsync
  *                              inside COMMIT, and synchronous=NORMAL);
  *                              BENCH_WEBHOOK=1 subscribes an endpoint to node.scanned)
+ * and, on the same server and database, a run whose tag scans (a fifth of the requests) carry an
+ * NTAG 424 DNA SUN proof with a fresh counter instead of `?nfc` (issue 16): each node has a
+ * registered tag, and the difference in server CPU per request, times five, is what verifying
+ * one tag scan costs (decrypt, CMAC, the counter's conditional UPDATE).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -23,6 +27,9 @@ import { type Figures, load as loadWith, slugOf } from './_scan-load.ts';
 import { openDatabase } from '../../server/db/database.ts';
 import { databaseFile } from '../../server/serve.ts';
 import { subscribeToScans } from '../support/scanSubscriber.ts';
+import { sunQueryFor } from '../../server/features/nfc/index.ts';
+import { MasterKeys, NTAG424_KIND } from '../../server/features/tapproofs/index.ts';
+import { FileSecretStore } from '../../server/platform/secrets.ts';
 
 const duration = Number(process.env.BENCH_DURATION ?? 10);
 const slugCount = Number(process.env.BENCH_SLUGS ?? 200);
@@ -31,15 +38,26 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const withNormal = process.env.BENCH_NORMAL !== '0';
 // The product's setting first (FULL, each commit flushed off the event loop), then for
 // comparison FULL with SQLite's fsync inside COMMIT and NORMAL (no flush per commit).
-type Variant = 'full' | 'full-in-commit' | 'normal';
-const variants: Variant[] = withNormal ? ['full', 'full-in-commit', 'normal'] : ['full'];
+type Variant = 'full' | 'full-in-commit' | 'normal' | 'verify';
+const variants: Variant[] = withNormal ? ['full', 'verify', 'full-in-commit', 'normal'] : ['full', 'verify'];
 // An (inactive) endpoint subscribed to node.scanned: the writer then adds an outbox row per scan
 // and the fan-out a delivery row (without one, as in issue 3's benchmark, it writes neither).
 const withWebhook = process.env.BENCH_WEBHOOK === '1';
 const here = import.meta.dirname;
-const load = (port: number, slugs: string[], pid?: number) => loadWith(port, slugs, { connections, duration, pids: pid === undefined ? [] : [pid] });
+const load = (port: number, slugs: string[], pid?: number, tapPath?: (slugIndex: number) => string) =>
+  loadWith(port, slugs, { connections, duration, pids: pid === undefined ? [] : [pid], ...(tapPath ? { tapPath } : {}) });
 
-function seed(file: string): string[] {
+// Tap proofs: one NTAG 424 DNA per node, keyed from this organization master key.
+const TAP_MASTER = Buffer.from('9d1c4b7a0e2f3865c7d1a2b3c4d5e6f7', 'hex');
+const tagUid = (i: number) => Buffer.from(`04${i.toString(16).padStart(8, '0')}0080`, 'hex');
+const tapCounters: number[] = [];
+function nextTapPath(slugs: string[], i: number): string {
+  tapCounters[i] = (tapCounters[i] ?? 0) + 1;
+  const q = sunQueryFor(TAP_MASTER, { uid: tagUid(i), readCounter: tapCounters[i] });
+  return `/v/${slugs[i]}?picc=${q.picc}&cmac=${q.cmac}`;
+}
+
+function seed(file: string, dataDir: string): string[] {
   const db = openDatabase(file);
   const org = randomUUID();
   const now = new Date().toISOString();
@@ -51,6 +69,8 @@ function seed(file: string): string[] {
      VALUES (?, ?, ?, ?, 'redirect', ?, 'active', ?, ?)`,
   );
   const slugRow = db.prepare('INSERT INTO slugs (slug, org_id, node_id, minted_at) VALUES (?, ?, ?, ?)');
+  const tag = db.prepare(`INSERT INTO tap_proof_tags (org_id, uid, kind, node_id, key_version, created_at, updated_at) VALUES (?, ?, 'ntag424', ?, 1, ?, ?)`);
+  new MasterKeys(new FileSecretStore(join(dataDir, 'secrets.json'))).import(NTAG424_KIND, org, 1, TAP_MASTER);
   const rule = db.prepare(
     `INSERT INTO rules (id, node_id, rule_type, conditions_json, function_type, payload_json, priority, enabled, created_at, updated_at)
      VALUES (?, ?, ?, ?, 'redirect', ?, ?, 1, ?, ?)`,
@@ -62,6 +82,7 @@ function seed(file: string): string[] {
       slugs.push(slug);
       slugRow.run(slug, org, id, now);
       node.run(id, org, slug, `Bench ${i}`, JSON.stringify({ url: `https://example.com/landing/${i}` }), now, now);
+      tag.run(org, tagUid(i).toString('hex').toUpperCase(), id, now, now);
       // A night-time window in a far zone, a country rule and a 30% split: all three evaluated.
       rule.run(randomUUID(), id, 'time_based', JSON.stringify({ timezone: 'Pacific/Auckland', windows: [{ days: [1, 2, 3, 4, 5, 6, 7], start_time: '03:00', end_time: '03:01' }] }), JSON.stringify({ url: 'https://example.com/night' }), 0, now, now);
       rule.run(randomUUID(), id, 'geo_based', JSON.stringify({ countries: ['FR', 'BE'] }), JSON.stringify({ url: 'https://example.com/fr' }), 1, now, now);
@@ -95,12 +116,12 @@ async function stopChild(child: ChildProcess): Promise<void> {
 const dir = mkdtempSync(join(tmpdir(), 'waymark-bench-'));
 const file = databaseFile(dir);
 try {
-  const slugs = seed(file);
+  const slugs = seed(file, dir);
   console.log(`scan benchmark: ${connections} connections, ${rounds} × ${duration} s per server, ${slugs.length} redirect nodes with 3 rules each`);
 
   // Alternate bare and scan rounds (the machine is shared and noisy) and compare medians.
   const bareRounds: Figures[] = [];
-  const runs: Record<Variant, Figures[]> = { full: [], 'full-in-commit': [], normal: [] };
+  const runs: Record<Variant, Figures[]> = { full: [], 'full-in-commit': [], normal: [], verify: [] };
   const db0 = openDatabase(file);
   const before = db0.prepare('SELECT count(*) FROM scan_events').pluck().get() as number;
   db0.close();
@@ -112,13 +133,14 @@ try {
     // the machine does next, which showed as a bias of its own in A/B runs.
     const order = variants.map((_, i) => variants[(i + round) % variants.length] as Variant);
     for (const variant of order) {
-      const server = await startChild(['scan', dir, variant]);
-      runs[variant].push(await load(server.port, slugs, server.child.pid));
+      // 'verify' is the product's server (full); only its tag scans differ.
+      const server = await startChild(['scan', dir, variant === 'verify' ? 'full' : variant]);
+      runs[variant].push(await load(server.port, slugs, server.child.pid, variant === 'verify' ? (i) => nextTapPath(slugs, i) : undefined));
       await stopChild(server.child);
     }
   }
   const scanRounds = runs.full;
-  const allScanRuns = [...runs.full, ...runs['full-in-commit'], ...runs.normal];
+  const allScanRuns = [...runs.full, ...runs['full-in-commit'], ...runs.normal, ...runs.verify];
   const median = (xs: Figures[]): Figures => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)] as Figures;
   const bareFigures = median(bareRounds);
   const scanFigures = median(scanRounds);
@@ -128,6 +150,7 @@ try {
   const recorded = (db.prepare('SELECT count(*) FROM scan_events').pluck().get() as number);
   const events = db.prepare("SELECT count(*) FROM outbox_events WHERE type = 'node.scanned'").pluck().get() as number;
   const countSum = db.prepare('SELECT sum(scan_count) FROM nodes').pluck().get() as number;
+  const bySource = db.prepare('SELECT source, count(*) AS n FROM scan_events GROUP BY source ORDER BY source').all() as { source: string; n: number }[];
   db.close();
 
   // Warm-up scans are recorded too: compare every 302 served (warm-up + measured) with the scans
@@ -142,8 +165,9 @@ try {
     const w = scanRounds[i] as Figures;
     const c = runs['full-in-commit'][i];
     const n = runs.normal[i];
+    const v = runs.verify[i];
     console.log(`round ${i + 1} (CPU pressure ${b.pressure.toFixed(0)}/${w.pressure.toFixed(0)}%): bare ${b.rps.toFixed(0)} req/s (${b.cpuPerRequest.toFixed(0)} µs CPU/req), waymark ${brief(w)}` +
-      (c ? `, fsync in COMMIT ${brief(c)}` : '') + (n ? `, at NORMAL ${brief(n)}` : ''));
+      (v ? `, tag scans proved ${brief(v)}` : '') + (c ? `, fsync in COMMIT ${brief(c)}` : '') + (n ? `, at NORMAL ${brief(n)}` : ''));
   }
   const row = (name: string, f: Figures) =>
     `${name.padEnd(24)} ${f.rps.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   server CPU ${f.cpuPerRequest.toFixed(0)} µs/request   /healthz meanwhile p50 ${f.probeP50.toFixed(1)} ms, p99 ${f.probeP99.toFixed(1)} ms   ${f.total} requests, ${f.redirects} × 302, ${f.errors} other`;
@@ -158,6 +182,14 @@ try {
     console.log(row('  sync=NORMAL', n));
     console.log(`  (synchronous=NORMAL: no flush per group commit; survives process crashes, not power loss) ratio ${(n.rps / bareFigures.rps).toFixed(2)}×`);
   }
+  const verifyFigures = median(runs.verify);
+  console.log(row('waymark, tag scans proved', verifyFigures));
+  const cpuMedian = (xs: Figures[]) => median(xs.map((f) => ({ ...f, rps: f.cpuPerRequest }))).rps;
+  const perVerified = (cpuMedian(runs.verify) - cpuMedian(scanRounds)) * 5;
+  console.log(
+    `tap proof verification: ${perVerified.toFixed(0)} µs server CPU per verified scan (median CPU/request with a fifth of the requests proved, minus without, × 5; target < 50 µs); ` +
+      `scans by source over all runs: ${bySource.map((r) => `${r.source} ${r.n}`).join(', ')}`,
+  );
   const ratio = scanFigures.rps / bareFigures.rps;
   console.log(`ratio to bare: ${ratio.toFixed(2)}×   (target ≥ 0.50×, p99 ≤ 10 ms)`);
   const cpuRatio = median(bareRounds.map((f) => ({ ...f, rps: f.cpuPerRequest }))).rps / median(scanRounds.map((f) => ({ ...f, rps: f.cpuPerRequest }))).rps;

@@ -15,8 +15,6 @@ import { sunQueryFor } from '../../server/features/nfc/index.ts';
 import { MasterKeys, NTAG424_KIND, TapProofService } from '../../server/features/tapproofs/index.ts';
 import { systemClock } from '../../server/platform/clock.ts';
 import { FileSecretStore } from '../../server/platform/secrets.ts';
-import { Outbox } from '../../server/platform/outbox.ts';
-import { subscriptionCheck } from '../../server/features/webhooks/index.ts';
 import { repoRoot } from '../support/server.ts';
 import { freshPostgresDatabase, postgresMissing } from '../support/stores.ts';
 import { seedNode, seedOrg } from '../support/scanSeed.ts';
@@ -68,8 +66,7 @@ describe.skipIf(postgresMissing !== null)(`tap proofs on several processes${post
     const nodeId = await seedNode(store, org, { slug: 'TAPTAP00', payload: { url: 'https://example.com/in' } });
     const keyFile = join(dir, 'tap-proof-keys.json');
     new MasterKeys(new FileSecretStore(keyFile)).import(NTAG424_KIND, org, 1, MASTER);
-    const outbox = new Outbox({ store, clock: systemClock, subscribed: subscriptionCheck('postgres') });
-    await new TapProofService({ store, clock: systemClock, outbox, kinds: [] }).registerTag(store.db, { org_id: org, node_id: nodeId, kind: NTAG424_KIND, uid: UID.toString('hex'), key_version: 1 });
+    await new TapProofService({ store, clock: systemClock, kinds: [] }).registerTag(store.db, { org_id: org, node_id: nodeId, kind: NTAG424_KIND, uid: UID.toString('hex'), key_version: 1 });
 
     const [a, b] = await Promise.all([spawnScanProcess(db.url, keyFile), spawnScanProcess(db.url, keyFile)]);
     for (let counter = 1; counter <= ROUNDS; counter++) {

@@ -20,7 +20,6 @@ import { postgresScanStorage } from '../../server/features/scans/postgresStorage
 import { systemClock } from '../../server/platform/clock.ts';
 import { subscriptionCheck } from '../../server/features/webhooks/index.ts';
 import { createTapProofs } from '../../server/features/tapproofs/index.ts';
-import { Outbox } from '../../server/platform/outbox.ts';
 import { FileSecretStore } from '../../server/platform/secrets.ts';
 
 const [url, port] = process.argv.slice(2);
@@ -32,12 +31,11 @@ const tapProofs = process.env.TAP_PROOF_KEYS
   ? createTapProofs({
       store,
       clock: systemClock,
-      outbox: new Outbox({ store, clock: systemClock, subscribed: subscriptionCheck('postgres') }),
       keyStore: new FileSecretStore(process.env.TAP_PROOF_KEYS),
     }).service
   : null;
 const scans = createScanHandler({
-  ...(tapProofs ? { tapProofs: { claims: (query: URLSearchParams) => tapProofs.kindOf(query) !== null, verify: tapProofs.verify.bind(tapProofs) } } : {}),
+  ...(tapProofs ? { tapProofs: { claims: (query: URLSearchParams) => tapProofs.kindOf(query) !== null, check: tapProofs.check.bind(tapProofs) } } : {}),
   storage: postgresScanStorage({ store, subscribed: subscriptionCheck('postgres'), onError, ...(staleMs ? { staleMs } : {}) }),
   clock: systemClock,
   config: { trustProxy: process.env.SCAN_TRUST_PROXY === '1' },

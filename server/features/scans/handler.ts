@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import type { ScanRecord } from './writer.ts';
+import type { TapClaim } from '../tapproofs/index.ts';
 import { contactFileResponse, contentResponse, resolve, type CacheEntry, type NodeLimits, type Resolution } from './resolver.ts';
 import { encodedBody } from './encoding.ts';
 import { renderPage, renderPasswordLocked, renderStatus, type Rendered } from './pages.ts';
@@ -34,11 +35,12 @@ export type ScanSource = 'qr' | 'nfc_verified' | 'nfc_unverified';
 
 /**
  * The tap proof check (features/tapproofs, wired by createApp): whether a tag URL carries a
- * proof, and its verdict for the node scanned. Absent: every tag URL is nfc_unverified.
+ * proof, and its check for the node scanned (cryptography only, synchronous); the writer settles
+ * the claim in the batch's transaction. Absent: every tag URL is nfc_unverified.
  */
 export interface TapProofGate {
   claims(query: URLSearchParams): boolean;
-  verify(node: { id: string; org_id: string; slug: string }, query: URLSearchParams): Promise<{ verified: boolean; refuse: boolean }>;
+  check(node: { id: string; org_id: string; slug: string }, query: URLSearchParams, refusable: boolean): TapClaim | null;
 }
 
 export interface ScanHandlerDeps {
@@ -118,8 +120,8 @@ interface PendingScan {
   res: ServerResponse;
   slug: string;
   source: ScanSource;
-  /** The node's tap proof policy refuses this unverified tag URL: the "could not be verified" page. */
-  refuseUnverified?: boolean;
+  /** A tag URL's proof parameters (a tap proof kind claims them), checked when the batch is resolved. */
+  proof?: URLSearchParams;
   at: number;
   ua: UserAgentInfo;
   uaString: string;
@@ -211,9 +213,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       for (const scan of batch) {
         scan.visitor = visitorHash(view.salt(scan.at), scan.ip, scan.uaString);
         const entry = view.entry(scan.slug);
-        let r = resolve(entry, () => context(scan, entry.kind === 'node' ? entry.node.id : ''), scan.at);
-        // Only content is withheld: a status page (paused, password, …) says nothing of it anyway.
-        if (scan.refuseUnverified && r.kind === 'content') r = { kind: 'status', status: 'unverified', outcome: 'unverified', entry: r.entry, rule: null };
+        const r = resolve(entry, () => context(scan, entry.kind === 'node' ? entry.node.id : ''), scan.at);
         scan.resolution = r;
         if (r.entry.kind !== 'node' || r.outcome === null) continue;
         const node = r.entry.node;
@@ -236,6 +236,8 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
           outcome: r.outcome,
           is_bot: scan.ua.is_bot ? 1 : 0,
           visitor_hash: scan.visitor,
+          // Only content can be withheld by a 'refuse' policy: a status page says nothing of it.
+          ...(scan.proof && deps.tapProofs ? tapOf(deps.tapProofs.check(node, scan.proof, r.kind === 'content')) : {}),
         });
         recorded.push(scan);
       }
@@ -259,6 +261,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
         const failed = new Set<PendingScan>();
         results.forEach((id, i) => {
           if (id === null) failed.add(recorded[i] as PendingScan);
+          else if (records[i]?.tap?.refused) refuse(recorded[i] as PendingScan);
         });
         uncount(failed);
         for (const scan of batch) {
@@ -269,6 +272,12 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       }
       settled();
     });
+  }
+
+  /** The tag URL's proof failed on a node whose policy is 'refuse': the "could not be verified" page. */
+  function refuse(scan: PendingScan): void {
+    const r = scan.resolution;
+    if (r) scan.resolution = { kind: 'status', status: 'unverified', outcome: 'unverified', entry: r.entry, rule: null };
   }
 
   /** Scans that were counted against a node's limits but not recorded: not counted after all. */
@@ -416,29 +425,6 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     }
   }
 
-  /**
-   * A tag URL with a proof: checked (and its counter claimed) before the scan joins the group
-   * commit, so the source recorded is the verdict. A slug that is no node gets its status page.
-   */
-  function verifyThenQueue(scan: PendingScan, query: URLSearchParams, gate: TapProofGate): void {
-    scan.source = 'nfc_unverified';
-    withView(scan.res, 'GET', scan.slug, scan.at, scan.requestId, (view) => {
-      const entry = view.entry(scan.slug);
-      if (entry.kind !== 'node') return queue(scan);
-      gate.verify(entry.node, query).then(
-        (verdict) => {
-          if (verdict.verified) scan.source = 'nfc_verified';
-          else if (verdict.refuse) scan.refuseUnverified = true;
-          queue(scan);
-        },
-        (err: unknown) => {
-          onError(err);
-          if (!scan.res.headersSent) send(scan.res, 'GET', unavailable, scan.requestId);
-        },
-      );
-    });
-  }
-
   const handler = ((req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url ?? '';
     const parsed = parseScanPath(url);
@@ -475,8 +461,11 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       lastScanAt = at;
       const scan: PendingScan = { res, slug: parsed.slug, source: parsed.source, at, ua, uaString, ip: v.ip, country: v.country, visitor: '', requestId };
       const proof = parsed.query !== null && deps.tapProofs ? new URLSearchParams(parsed.query) : null;
-      if (proof && deps.tapProofs?.claims(proof)) verifyThenQueue(scan, proof, deps.tapProofs);
-      else queue(scan);
+      if (proof && deps.tapProofs?.claims(proof)) {
+        scan.proof = proof;
+        scan.source = 'nfc_unverified'; // until the writer accepts its counter
+      }
+      queue(scan);
     } catch (err) {
       onError(err);
       if (!res.headersSent) send(res, 'GET', unavailable, requestId);
@@ -522,6 +511,10 @@ function readForm(req: IncomingMessage, done: (form: URLSearchParams | null) => 
   req.on('error', () => {
     finished = true;
   });
+}
+
+function tapOf(claim: TapClaim | null): { tap?: TapClaim } {
+  return claim ? { tap: claim } : {};
 }
 
 function sqliteStorageOf(deps: ScanHandlerDeps, onError: (err: unknown) => void): ScanStorage {

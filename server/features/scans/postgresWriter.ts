@@ -9,6 +9,7 @@
 import type { Executor, Store } from '../../db/store.ts';
 import type { SubscriptionCheck } from '../../platform/outbox.ts';
 import { addScanCounts, lockNodesForScans } from '../nodes/index.ts';
+import { settleTapOnPostgres, TAP_UNVERIFIED_EVENT, tapUnverifiedEvent } from '../tapproofs/index.ts';
 import type { PostgresScanRepo, OutboxInsert } from './postgresRepo.ts';
 import { OutboxIds, type ScanRecord, type WriteResult } from './writer.ts';
 
@@ -39,10 +40,11 @@ export class PostgresScanWriter {
         if (existing.has(s.node_id)) kept.push(i);
       });
       if (kept.length === 0) return results;
+      await this.settleTaps(tx, kept.map((i) => scans[i] as ScanRecord));
       const ids = await this.repo.insertScans(
         tx,
         kept.map((i) => {
-          const { slug: _slug, ...row } = scans[i] as ScanRecord;
+          const { slug: _slug, tap: _tap, ...row } = scans[i] as ScanRecord;
           return row;
         }),
       );
@@ -60,6 +62,29 @@ export class PostgresScanWriter {
       if (humans.length > 0) await this.recordEvents(tx, humans);
       return results;
     });
+  }
+
+  /**
+   * Tag scans' claims in this transaction (tapproofs/claimWriter.ts), one after the other in
+   * batch order: the scan's source (and outcome when refused); node.tap_unverified for failures.
+   */
+  private async settleTaps(tx: Executor, scans: readonly ScanRecord[]): Promise<void> {
+    const events: OutboxInsert[] = [];
+    const now = Date.now();
+    for (const s of scans) {
+      if (!s.tap) continue;
+      const at = new Date(s.ts).toISOString();
+      const failed = await settleTapOnPostgres(tx, s.tap, at);
+      s.source = s.tap.verified ? 'nfc_verified' : 'nfc_unverified';
+      if (s.tap.refused) {
+        s.outcome = 'unverified';
+        s.rule_id = null;
+      }
+      if (failed && (await this.subscribed(tx, s.org_id, TAP_UNVERIFIED_EVENT))) {
+        events.push({ id: this.ids.next(now), org_id: s.org_id, type: TAP_UNVERIFIED_EVENT, data_json: JSON.stringify(tapUnverifiedEvent(s.tap, at)), created_at: at });
+      }
+    }
+    if (events.length > 0) await this.repo.insertOutbox(tx, events);
   }
 
   /** node.scanned for the organizations with a subscriber (docs/scans.md "What is recorded"). */

@@ -8,10 +8,16 @@ import { randomBytes } from 'node:crypto';
 import type { Database, Statement } from 'better-sqlite3';
 import { sqliteSubscriptionCheck } from '../webhooks/index.ts';
 import { prepareScanCount } from '../nodes/index.ts';
+import { prepareSqliteTapSettle, TAP_UNVERIFIED_EVENT, tapUnverifiedEvent, type TapClaim } from '../tapproofs/index.ts';
 import type { ScanEventInsert } from './repo.ts';
 
 export interface ScanRecord extends ScanEventInsert {
   slug: string;
+  /**
+   * A tag URL's proof, checked before recording; settled here in the batch's transaction (the
+   * counter claimed, or the policy read): fills in `source`, and `outcome` when the node refuses.
+   */
+  tap?: TapClaim;
 }
 
 /** Per scan: its event id, or null if it could not be recorded (e.g. the node was just deleted). */
@@ -65,6 +71,7 @@ export class ScanWriter {
   private epoch = -1;
   private readonly tx: (scans: ScanRecord[]) => WriteResult;
   private readonly ids = new OutboxIds();
+  private readonly settleTap: (claim: TapClaim, at: string) => boolean;
 
   constructor(db: Database) {
     this.db = db;
@@ -75,6 +82,7 @@ export class ScanWriter {
     );
     this.insertOutbox = db.prepare('INSERT INTO outbox_events (id, org_id, type, data_json, created_at) VALUES (?, ?, ?, ?, ?)');
     this.addCount = prepareScanCount(db);
+    this.settleTap = prepareSqliteTapSettle(db);
     // Any endpoint, active or not (inactive ones still queue, webhooks/service.ts fanOut).
     this.subscribed = sqliteSubscriptionCheck(db);
     // Moves with every webhook change (migration 062), and with node, rule and slug changes.
@@ -101,6 +109,7 @@ export class ScanWriter {
     }
     const emits = this.emits;
     for (const s of scans) {
+      if (s.tap) this.settle(s, s.tap, now);
       const info = this.insertScan.run(s.node_id, s.org_id, s.ts, s.device_type, s.os, s.browser, s.country, s.source, s.rule_id, s.outcome, s.is_bot, s.visitor_hash, s.node_id);
       if (info.changes === 0) {
         // The node was deleted between resolving and recording: this scan is not recorded
@@ -135,5 +144,19 @@ export class ScanWriter {
     }
     for (const [nodeId, n] of counts) this.addCount(nodeId, n);
     return results;
+  }
+
+  /** The tap claim, then the scan's source (and outcome when refused); node.tap_unverified for a failure. */
+  private settle(s: ScanRecord, claim: TapClaim, now: number): void {
+    const at = new Date(s.ts).toISOString();
+    const failed = this.settleTap(claim, at);
+    s.source = claim.verified ? 'nfc_verified' : 'nfc_unverified';
+    if (claim.refused) {
+      s.outcome = 'unverified';
+      s.rule_id = null;
+    }
+    if (failed && this.subscribed(s.org_id, TAP_UNVERIFIED_EVENT)) {
+      this.insertOutbox.run(this.ids.next(now), s.org_id, TAP_UNVERIFIED_EVENT, JSON.stringify(tapUnverifiedEvent(claim, at)), at);
+    }
   }
 }

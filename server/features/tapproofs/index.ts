@@ -4,7 +4,6 @@
  */
 import type { Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
-import type { Outbox } from '../../platform/outbox.ts';
 import type { SecretStore } from '../../platform/secrets.ts';
 import { ntag424Kind } from './kinds/ntag424/kind.ts';
 import { MasterKeys } from './masterKeys.ts';
@@ -15,19 +14,20 @@ export { MasterKeys, type MasterKeyVersion } from './masterKeys.ts';
 export type { TapProofCheck, TapProofFailure, TapProofKind } from './registry.ts';
 export type { TapProofPolicy, TapProofTagRow } from './repo.ts';
 export { tapProofRoutes } from './routes.ts';
-export { TAP_UNVERIFIED_EVENT, TapProofService, type TapVerdict } from './service.ts';
+export { TapProofService } from './service.ts';
+export { TAP_UNVERIFIED_EVENT, tapUnverifiedEvent, type TapClaim } from './claim.ts';
+export { prepareSqliteTapSettle, settleTapOnPostgres } from './claimWriter.ts';
 
 export interface TapProofsOptions {
   store: Store;
   clock: Clock;
-  outbox: Outbox;
   /** Where the organization master keys are kept (docs/nfc.md "Keys"). */
   keyStore: SecretStore;
 }
 
 /** The service with every kind Waymark knows. A new kind: a folder in kinds/ and one line here. */
-export function createTapProofs({ store, clock, outbox, keyStore }: TapProofsOptions): { service: TapProofService; masterKeys: MasterKeys } {
+export function createTapProofs({ store, clock, keyStore }: TapProofsOptions): { service: TapProofService; masterKeys: MasterKeys } {
   const masterKeys = new MasterKeys(keyStore, () => clock.now());
   const kinds = [ntag424Kind(masterKeys)];
-  return { service: new TapProofService({ store, clock, outbox, kinds }), masterKeys };
+  return { service: new TapProofService({ store, clock, kinds }), masterKeys };
 }

@@ -1,8 +1,11 @@
-import { checkSunMessage, parseSunParams, SUN_PARAM } from '../../../nfc/index.ts';
+import { decryptPiccData, ntag424FileReadKey, ntag424MetaReadKey, parseSunParams, sdmMacMatches, SUN_PARAM } from '../../../nfc/index.ts';
 import type { MasterKeys } from '../../masterKeys.ts';
 import type { TapProofCheck, TapProofKind } from '../../registry.ts';
 
 export const NTAG424_KIND = 'ntag424';
+
+/** Derived keys kept per master key and tag: a scan then costs one decryption and two CMACs. */
+const MAX_CACHED_TAG_KEYS = 10_000;
 
 /**
  * NTAG 424 DNA SUN: `?picc=<32 hex>&cmac=<16 hex>`. Tries each master key version of the
@@ -10,6 +13,22 @@ export const NTAG424_KIND = 'ntag424';
  * per-tag key then checks the MAC.
  */
 export function ntag424Kind(masterKeys: MasterKeys): TapProofKind {
+  const metaReadKeys = new WeakMap<Buffer, Buffer>();
+  const fileReadKeys = new Map<string, Buffer>();
+  const metaReadKey = (master: Buffer): Buffer => {
+    let key = metaReadKeys.get(master);
+    if (!key) metaReadKeys.set(master, (key = ntag424MetaReadKey(master)));
+    return key;
+  };
+  const fileReadKey = (master: Buffer, uid: Buffer): Buffer => {
+    const name = `${master.toString('hex')}:${uid.toString('hex')}`;
+    let key = fileReadKeys.get(name);
+    if (!key) {
+      if (fileReadKeys.size >= MAX_CACHED_TAG_KEYS) fileReadKeys.clear();
+      fileReadKeys.set(name, (key = ntag424FileReadKey(master, uid)));
+    }
+    return key;
+  };
   return {
     kind: NTAG424_KIND,
     present: (query) => query.has(SUN_PARAM.picc) || query.has(SUN_PARAM.cmac),
@@ -20,10 +39,11 @@ export function ntag424Kind(masterKeys: MasterKeys): TapProofKind {
       if (versions.length === 0) return { ok: false, reason: 'no_key' };
       let badMac: TapProofCheck | null = null;
       for (const { version, key } of versions) {
-        const result = checkSunMessage(key, sun);
-        const uid = result.ok || result.reason === 'bad_mac' ? result.uid.toString('hex').toUpperCase() : undefined;
-        if (result.ok) return { ok: true, uid: uid!, counter: result.readCounter, keyVersion: version };
-        if (result.reason === 'bad_mac') badMac ??= { ok: false, reason: 'bad_mac', uid: uid!, counter: result.readCounter };
+        const picc = decryptPiccData(metaReadKey(key), sun.picc);
+        if (!picc) continue;
+        const uid = picc.uid.toString('hex').toUpperCase();
+        if (sdmMacMatches(fileReadKey(key, picc.uid), picc, sun.cmac)) return { ok: true, uid, counter: picc.readCounter, keyVersion: version };
+        badMac ??= { ok: false, reason: 'bad_mac', uid, counter: picc.readCounter };
       }
       return badMac ?? { ok: false, reason: 'undecryptable' };
     },
