@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { randomBytes } from 'node:crypto';
 import {
   aesCmac,
+  aesEncryptBlock,
+  SoftAes128,
   checkSunMessage,
   cmacSubkeys,
   computeSdmMac,
@@ -35,6 +38,18 @@ describe('AES-128 CMAC (NIST SP 800-38B, Appendix D.1 / RFC 4493 §4)', () => {
     [64, '51f0bebf7e3b9d92fc49741779363cfe'],
   ])('Mlen = %i bytes', (length, expected) => {
     expect(aesCmac(key, message.subarray(0, length)).toString('hex')).toBe(expected);
+  });
+});
+
+describe('AES-128 in TypeScript (SoftAes128, for one-tap session keys)', () => {
+  it('FIPS-197 Appendix C.1, and the same blocks as node:crypto for random keys', () => {
+    const aes = new SoftAes128(hex('000102030405060708090a0b0c0d0e0f'));
+    expect(aes.encrypt(hex('00112233445566778899aabbccddeeff')).toString('hex')).toBe('69c4e0d86a7b0430d8cdb78070b4c55a');
+    for (let i = 0; i < 200; i++) {
+      const key = randomBytes(16);
+      const block = randomBytes(16);
+      expect(new SoftAes128(key).encrypt(block)).toEqual(aesEncryptBlock(key, block));
+    }
   });
 });
 

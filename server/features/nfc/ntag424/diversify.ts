@@ -1,4 +1,4 @@
-import { cmacOfPrepared, cmacSubkeys, padIso9797M2, xorInto } from './cmac.ts';
+import { AesCmac, padIso9797M2, xorInto } from './cmac.ts';
 
 /**
  * AN10922 §2.2 AES-128 key diversification: CMAC over `01 || M` always taken as two blocks (32
@@ -10,12 +10,12 @@ export function diversifyAes128Key(masterKey: Uint8Array, diversificationInput: 
   if (diversificationInput.length < 1 || diversificationInput.length > 31) {
     throw new RangeError('AN10922 AES-128 diversification input is 1 to 31 bytes');
   }
-  const { k1, k2 } = cmacSubkeys(masterKey);
+  const cmac = new AesCmac(masterKey);
   const input = Buffer.concat([Buffer.from([0x01]), diversificationInput]);
   const complete = input.length === 32;
   const prepared = complete ? input : padIso9797M2(input, 32);
-  xorInto(prepared, 16, complete ? k1 : k2);
-  return cmacOfPrepared(masterKey, prepared);
+  xorInto(prepared, 16, complete ? cmac.k1 : cmac.k2);
+  return cmac.cbcMac(prepared);
 }
 
 /** AN10922's "system identifier" part of M for Waymark's tags (ASCII, fixed: changing it re-keys every tag). */

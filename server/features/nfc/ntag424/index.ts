@@ -3,13 +3,15 @@
  * Messaging (SUN). Pure functions over Buffers, no I/O: the scan-time verification and the
  * personalisation over PC/SC both build on these.
  */
-export { aesCmac, aesEncryptBlock, cmacSubkeys } from './cmac.ts';
+export { AesBlock, AesCmac, aesCmac, aesEncryptBlock, cmacSubkeys, type BlockCipher } from './cmac.ts';
+export { SoftAes128 } from './softAes.ts';
 export { diversifyAes128Key, ntag424TagKey, WAYMARK_SYSTEM_IDENTIFIER } from './diversify.ts';
 export { NTAG424_KEY, ntag424FileReadKey, ntag424KeySet, ntag424MetaReadKey, type Ntag424KeySet } from './keys.ts';
 export {
   computeSdmMac,
   decryptPiccData,
   encryptPiccData,
+  PiccDecryptor,
   PICC_DATA_TAG_UID_AND_COUNTER,
   SDM_READ_COUNTER_MAX,
   sdmMacMatches,

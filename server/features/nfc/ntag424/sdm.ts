@@ -1,5 +1,6 @@
-import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from 'node:crypto';
-import { aesCmac } from './cmac.ts';
+import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual, type Decipheriv } from 'node:crypto';
+import { AesCmac } from './cmac.ts';
+import { SoftAes128 } from './softAes.ts';
 
 /**
  * Secure Dynamic Messaging (NT4H2421Gx §9.3, AN12196 §3.3–3.4), AES mode, UID and read counter
@@ -23,13 +24,27 @@ export interface PiccData {
  * Null when the plaintext does not carry the UID+counter layout: a wrong key or a forged value
  * decrypts to noise, so this check alone refuses most of them before any CMAC is computed.
  */
-export function decryptPiccData(metaReadKey: Uint8Array, encrypted: Uint8Array): PiccData | null {
+export function decryptPiccData(metaReadKey: Uint8Array | PiccDecryptor, encrypted: Uint8Array): PiccData | null {
   if (encrypted.length !== 16) return null;
-  const decipher = createDecipheriv('aes-128-cbc', metaReadKey, ZERO_IV);
-  decipher.setAutoPadding(false);
-  const plain = Buffer.concat([decipher.update(encrypted), decipher.final()]);
+  const decryptor = metaReadKey instanceof PiccDecryptor ? metaReadKey : new PiccDecryptor(metaReadKey);
+  const plain = decryptor.decryptBlock(encrypted);
   if (plain[0] !== PICC_DATA_TAG_UID_AND_COUNTER) return null;
   return { uid: Buffer.from(plain.subarray(1, 8)), readCounter: plain.readUIntLE(8, 3) };
+}
+
+/**
+ * The meta-read key's cipher, made once: PICCData is one block, so CBC with a zero IV is a plain
+ * block decryption (ECB, no padding: each update gives its block back at once).
+ */
+export class PiccDecryptor {
+  private readonly decipher: Decipheriv;
+  constructor(metaReadKey: Uint8Array) {
+    this.decipher = createDecipheriv('aes-128-ecb', metaReadKey, null);
+    this.decipher.setAutoPadding(false);
+  }
+  decryptBlock(block: Uint8Array): Buffer {
+    return this.decipher.update(block);
+  }
 }
 
 /** The tag's side of decryptPiccData (tests and the virtual tag): the last 5 bytes are random. */
@@ -49,13 +64,13 @@ export function encryptPiccData(metaReadKey: Uint8Array, picc: PiccData, padding
  * KSesSDMFileReadMAC = CMAC(SDMFileReadKey, SV2), SV2 = 3C C3 00 01 00 80 || UID || SDMReadCtr
  * (little-endian): a fresh MAC key for every tap, so a MAC never repeats across counters.
  */
-export function sdmSessionMacKey(fileReadKey: Uint8Array, picc: PiccData): Buffer {
+export function sdmSessionMacKey(fileReadKey: Uint8Array | AesCmac, picc: PiccData): Buffer {
   checkPicc(picc);
   const sv2 = Buffer.alloc(16);
   sv2.set([0x3c, 0xc3, 0x00, 0x01, 0x00, 0x80], 0);
   picc.uid.copy(sv2, 6);
   sv2.writeUIntLE(picc.readCounter, 13, 3);
-  return aesCmac(fileReadKey, sv2);
+  return (fileReadKey instanceof AesCmac ? fileReadKey : new AesCmac(fileReadKey)).mac(sv2);
 }
 
 /** MACt: the 8 odd-numbered bytes (1, 3, …, 15) of the 16-byte CMAC, as the tag truncates it. */
@@ -69,12 +84,14 @@ export function truncateMac(fullMac: Uint8Array): Buffer {
  * The SDMMAC the tag writes for this tap. `macInput` is the URL text between SDMMACInputOffset
  * and SDMMACOffset (ASCII); Waymark's tags set both offsets equal, so it is empty.
  */
-export function computeSdmMac(fileReadKey: Uint8Array, picc: PiccData, macInput: Uint8Array = Buffer.alloc(0)): Buffer {
-  return truncateMac(aesCmac(sdmSessionMacKey(fileReadKey, picc), macInput));
+export function computeSdmMac(fileReadKey: Uint8Array | AesCmac, picc: PiccData, macInput: Uint8Array = Buffer.alloc(0)): Buffer {
+  const sessionKey = sdmSessionMacKey(fileReadKey, picc);
+  // A one-tap key used for two blocks: no OpenSSL cipher for it (softAes.ts says why).
+  return truncateMac(new AesCmac(sessionKey, new SoftAes128(sessionKey)).mac(macInput));
 }
 
 /** Constant-time comparison of a received SDMMAC with the expected one. */
-export function sdmMacMatches(fileReadKey: Uint8Array, picc: PiccData, receivedMac: Uint8Array, macInput?: Uint8Array): boolean {
+export function sdmMacMatches(fileReadKey: Uint8Array | AesCmac, picc: PiccData, receivedMac: Uint8Array, macInput?: Uint8Array): boolean {
   if (receivedMac.length !== 8) return false;
   return timingSafeEqual(computeSdmMac(fileReadKey, picc, macInput), receivedMac);
 }

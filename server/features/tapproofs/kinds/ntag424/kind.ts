@@ -1,10 +1,13 @@
-import { decryptPiccData, ntag424FileReadKey, ntag424MetaReadKey, parseSunParams, sdmMacMatches, SUN_PARAM } from '../../../nfc/index.ts';
+import { AesCmac, decryptPiccData, ntag424FileReadKey, ntag424MetaReadKey, parseSunParams, PiccDecryptor, sdmMacMatches, SUN_PARAM } from '../../../nfc/index.ts';
 import type { MasterKeys } from '../../masterKeys.ts';
 import type { TapProofCheck, TapProofKind } from '../../registry.ts';
 
 export const NTAG424_KIND = 'ntag424';
 
-/** Derived keys kept per master key and tag: a scan then costs one decryption and two CMACs. */
+/**
+ * Derived keys kept per master key and tag, with their ciphers (creating an OpenSSL cipher costs
+ * far more than using one): a scan then creates one cipher, for its session key.
+ */
 const MAX_CACHED_TAG_KEYS = 10_000;
 
 /**
@@ -13,19 +16,20 @@ const MAX_CACHED_TAG_KEYS = 10_000;
  * per-tag key then checks the MAC.
  */
 export function ntag424Kind(masterKeys: MasterKeys): TapProofKind {
-  const metaReadKeys = new WeakMap<Buffer, Buffer>();
-  const fileReadKeys = new Map<string, Buffer>();
-  const metaReadKey = (master: Buffer): Buffer => {
-    let key = metaReadKeys.get(master);
-    if (!key) metaReadKeys.set(master, (key = ntag424MetaReadKey(master)));
+  const metaReadKeys = new Map<string, PiccDecryptor>();
+  const fileReadKeys = new Map<string, AesCmac>();
+  const metaReadKey = (master: Buffer): PiccDecryptor => {
+    const name = master.toString('hex');
+    let key = metaReadKeys.get(name);
+    if (!key) metaReadKeys.set(name, (key = new PiccDecryptor(ntag424MetaReadKey(master))));
     return key;
   };
-  const fileReadKey = (master: Buffer, uid: Buffer): Buffer => {
+  const fileReadKey = (master: Buffer, uid: Buffer): AesCmac => {
     const name = `${master.toString('hex')}:${uid.toString('hex')}`;
     let key = fileReadKeys.get(name);
     if (!key) {
       if (fileReadKeys.size >= MAX_CACHED_TAG_KEYS) fileReadKeys.clear();
-      fileReadKeys.set(name, (key = ntag424FileReadKey(master, uid)));
+      fileReadKeys.set(name, (key = new AesCmac(ntag424FileReadKey(master, uid))));
     }
     return key;
   };
