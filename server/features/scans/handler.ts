@@ -12,6 +12,7 @@ import type { Database } from 'better-sqlite3';
 import type { Clock } from '../../platform/clock.ts';
 import type { ScanRecord } from './writer.ts';
 import type { TapClaim } from '../tapproofs/index.ts';
+import type { ScanSource } from '../../schemas/tapProofs.ts';
 import { contactFileResponse, contentResponse, resolve, type CacheEntry, type NodeLimits, type Resolution } from './resolver.ts';
 import { encodedBody } from './encoding.ts';
 import { renderPage, renderPasswordLocked, renderStatus, type Rendered } from './pages.ts';
@@ -30,8 +31,6 @@ import {
   type UserAgentInfo,
 } from './visitor.ts';
 
-/** A scan's source (docs/scans.md "Sources"). */
-export type ScanSource = 'qr' | 'nfc_verified' | 'nfc_unverified';
 
 /**
  * The tap proof check (features/tapproofs, wired by createApp): whether a tag URL carries a
