@@ -50,6 +50,9 @@ export const COPY_ORDER = [
   'nfc_sessions',
   'nfc_session_items',
   'nfc_writes',
+  // Tap proofs (migration 074): the counters must come along, or copied URLs would verify again.
+  'tap_proof_tags',
+  'tap_proof_policies',
   'printer_profiles',
   'sync_sites',
   'sync_incarnations',

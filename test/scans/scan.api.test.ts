@@ -455,7 +455,7 @@ describe('analytics', () => {
     expect(asMap(a.breakdowns.device_type)).toEqual({ mobile: 6, desktop: 1 });
     expect(asMap(a.breakdowns.os)).toEqual({ ios: 4, android: 2, windows: 1 });
     expect(asMap(a.breakdowns.country)).toEqual({ FR: 5, DE: 2 });
-    expect(asMap(a.breakdowns.source)).toEqual({ qr: 5, nfc: 2 });
+    expect(asMap(a.breakdowns.source)).toEqual({ qr: 5, nfc_unverified: 2 });
     expect(asMap(a.breakdowns.rule)).toEqual({ null: 7 });
 
     const hourly = (await server.api('GET', `/nodes/${node.slug}/analytics?from=2026-12-01T09:00:00Z&to=2026-12-01T12:00:00Z&interval=hour`)).body.data;

@@ -55,7 +55,7 @@ for (const { dialect, skip } of backends) {
       await write([
         scanOf(n1, org, { ts: T0, visitor_hash: 'a' }),
         scanOf(n1, org, { ts: T0 + 1000, visitor_hash: 'a', device_type: 'desktop', os: 'windows', browser: null, country: null }),
-        scanOf(n1, org, { ts: T0 + 3_600_000, visitor_hash: 'b', source: 'nfc', rule_id: 'r1' }),
+        scanOf(n1, org, { ts: T0 + 3_600_000, visitor_hash: 'b', source: 'nfc', rule_id: 'r1' }), // written before migration 074: reported as nfc_unverified
         scanOf(n1, org, { ts: T0 + 2000, is_bot: 1, visitor_hash: 'bot' }),
         scanOf(n2, org, { ts: T0 + 86_400_000, visitor_hash: 'c' }),
       ]);
@@ -100,7 +100,7 @@ for (const { dialect, skip } of backends) {
       ]);
       expect(edges.breakdowns.source).toEqual([
         { value: 'qr', scans: 3 },
-        { value: 'nfc', scans: 1 },
+        { value: 'nfc_unverified', scans: 1 },
       ]);
       const late = await analytics.forOrg(org, { from: '2026-11-21T13:00:00Z', to: '2026-11-22T12:00:00Z', interval: 'hour' });
       expect(late.totals).toEqual({ scans: 1, unique_visitors: 1, nodes_scanned: 1 });
