@@ -146,7 +146,7 @@ export class VirtualNtag424 {
 
   /** A phone tapping the tag: selects the NDEF application and file and reads NLEN and the message, as an NFC Forum reader does. */
   tap(): Buffer {
-    const ok = (r: Buffer | null) => {
+    const ok = (r: Buffer | null): Buffer => {
       if (!r || r.length < 2 || r[r.length - 2] !== 0x90) throw new Error(`tap failed: ${r?.toString('hex')}`);
       return r.subarray(0, -2);
     };
@@ -244,13 +244,12 @@ export class VirtualNtag424 {
         else if (msg[0] === 0x01 || msg[0] === 0x02) this.powerOn();
         continue;
       }
-      if (this.pullWhen?.(msg)) {
-        this.pullWhen = null;
+      const reply = this.apdu(msg);
+      if (!reply) {
         this.socket?.destroy();
         this.socket = null;
         return;
       }
-      const reply = this.apdu(msg);
       if (reply && this.holdWhen?.(msg)) {
         this.holdWhen = null;
         this.heldReply = reply;
@@ -262,9 +261,13 @@ export class VirtualNtag424 {
     }
   }
 
-  /** Answers one command APDU. */
-  apdu(cmd: Buffer): Buffer {
+  /** Answers one command APDU; null when the card left the reader instead (the `pullAt` fault). */
+  apdu(cmd: Buffer): Buffer | null {
     this.stats.apdus++;
+    if (this.pullWhen?.(cmd)) {
+      this.pullWhen = null;
+      return null;
+    }
     if (cmd.length < 4) return SW_WRONG_LENGTH;
     this.commandLog.push((cmd[0] === 0x90 ? 0x9000 : 0) | cmd[1]!);
     if (cmd[0] === 0xff && cmd[1] === 0xca) return Buffer.concat([this.uid, SW_OK]);

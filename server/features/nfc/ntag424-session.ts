@@ -62,13 +62,12 @@ export class Ntag424Io {
 
   /**
    * AuthenticateEV2First with `key` as key `keyNo`: null when the tag refuses it (another key is
-   * set), the session otherwise. Two APDUs.
+   * set), the session otherwise. Two APDUs. `rndA` is random; the unit tests pass AN12196's.
    */
-  async authenticate(keyNo: number, key: Buffer): Promise<Ev2Session | null> {
+  async authenticate(keyNo: number, key: Buffer, rndA: Buffer = randomBytes(16)): Promise<Ev2Session | null> {
     const first = await this.native(0x71, Buffer.from([keyNo, 0x00]));
     if (first.status !== NATIVE_MORE || first.data.length !== 16) return null;
     const rndB = aesCbc(true, key, ZERO_IV, first.data);
-    const rndA = randomBytes(16);
     const second = await this.native(0xaf, aesCbc(false, key, ZERO_IV, Buffer.concat([rndA, rotateLeft(rndB)])));
     if (second.status !== NATIVE_OK || second.data.length !== 32) return null;
     const plain = aesCbc(true, key, ZERO_IV, second.data);
