@@ -84,7 +84,7 @@ describe('NTAG 424 DNA personalisation', () => {
     const tag = new VirtualNtag424();
     return personalise(tag).then(() => {
       tag.tap();
-      expect(tag.apdu(Buffer.from([0x00, 0xd6, 0x00, 0x00, 0x02, 0x00, 0x00])).toString('hex')).toBe('6982');
+      expect(tag.apdu(Buffer.from([0x00, 0xd6, 0x00, 0x00, 0x02, 0x00, 0x00]))!.toString('hex')).toBe('6982');
     });
   });
 
