@@ -55,6 +55,8 @@ export function createNodeServices(deps: NodeServicesDeps) {
     templates: templatesRepo,
     nodes,
     apiBase: deps.apiBase,
+    // The NFC service is made below (it needs this one); called only once both exist.
+    tagProtection: (db, rows): Promise<Map<string, string>> => nfc.tagProtections(db, rows),
     ...(deps.assertCanMint ? { assertCanMint: deps.assertCanMint } : {}),
     ...(deps.serialsFromRemote ? { serialsFromRemote: deps.serialsFromRemote } : {}),
   });

@@ -127,7 +127,9 @@ export const SessionSchema = z
       .nullable(),
     counts: z.object({ total: z.number(), written: z.number(), pending: z.number(), skipped: z.number(), lost: z.number() }),
     last_refusal: RefusalSchema.nullable(),
-    recent: z.array(z.object({ serial: z.string().nullable(), slug: z.string(), hardware_id: z.string(), written_at: z.string() })),
+    recent: z.array(
+      z.object({ serial: z.string().nullable(), slug: z.string(), hardware_id: z.string(), protection: oneOf(TAG_PROTECTIONS), written_at: z.string() }),
+    ),
     started_at: z.string(),
     updated_at: z.string(),
   })

@@ -139,6 +139,7 @@ describe.skipIf(skip !== null)('NTAG 424 DNA through the bridge (pcscd + vpcd + 
     expect(await sources(nodes[1]!.id)).toEqual(['nfc_verified']);
     const m = await manifest(api, batch.id);
     expect(m.batch.status).toBe('deployed');
+    expect(m.nodes.map((n) => (n as unknown as { tag_protection: string }).tag_protection)).toEqual(['ntag424_sun', 'ntag424_sun']);
     off = stream.next((e) => e.type === 'tag.off');
     await second.remove();
     await off;

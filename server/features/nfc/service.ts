@@ -122,7 +122,7 @@ export interface SessionView {
   next: { serial: string | null; slug: string; node_id: string; url: string; revisit: boolean } | null;
   counts: { total: number; written: number; pending: number; skipped: number; lost: number };
   last_refusal: Refusal | null;
-  recent: Array<{ serial: string | null; slug: string; hardware_id: string; written_at: string }>;
+  recent: Array<{ serial: string | null; slug: string; hardware_id: string; protection: TagProtection; written_at: string }>;
   started_at: string;
   updated_at: string;
 }
@@ -552,6 +552,17 @@ export class NfcService {
     return scanUrl(await this.deps.nodeService.scanBaseOf(orgId, db), slug);
   }
 
+  /** What protects each node's bound tag, from the write that put that tag there (the batch manifest). */
+  async tagProtections(db: Executor, nodes: Array<{ id: string; hardware_id: string | null }>): Promise<Map<string, TagProtection>> {
+    const bound = nodes.filter((n) => n.hardware_id !== null);
+    const uidOf = new Map(bound.map((n) => [n.id, n.hardware_id]));
+    const out = new Map<string, TagProtection>();
+    for (const w of await this.deps.repo.writesForNodes(db, bound.map((n) => n.id))) {
+      if (uidOf.get(w.node_id) === w.uid) out.set(w.node_id, protectionOf(w.tag_type));
+    }
+    return out;
+  }
+
   /** What the tag on the reader holds, for this organization (GET /nfc/tag, `tag.read` events). */
   async currentTag(orgId: string): Promise<TagReading | null> {
     const card = this.presentCard();
@@ -641,7 +652,7 @@ export class NfcService {
         session_id: w.sessionId,
         apdus: w.apdus,
         recognised: w.recognised,
-        protection: w.keyVersion !== null ? 'ntag424_sun' : 'none',
+        protection: protectionOf(w.type),
         key_version: w.keyVersion,
         ms: Math.round(w.ms * 10) / 10,
         written_at: now,
@@ -742,9 +753,10 @@ export class NfcService {
       .sort((a, b) => b.updated_at.localeCompare(a.updated_at) || b.serial_number - a.serial_number)
       .slice(0, 5);
     const recent = [];
+    const protection = await this.tagProtections(db, recentItems.map((i) => ({ id: i.node_id, hardware_id: i.uid })));
     for (const i of recentItems) {
       const n = await nodeService.byId(db, i.node_id);
-      recent.push({ serial: n?.serial ?? null, slug: n?.slug ?? '', hardware_id: i.uid!, written_at: i.updated_at });
+      recent.push({ serial: n?.serial ?? null, slug: n?.slug ?? '', hardware_id: i.uid!, protection: protection.get(i.node_id) ?? 'none', written_at: i.updated_at });
     }
     return {
       id: s.id,
@@ -783,6 +795,11 @@ export class NfcService {
 /** What a tag of this node holds: the scan URL with `?nfc`, or for an NTAG 424 DNA with the SUN placeholders. */
 export function tagUrlFor(scanUrl: string, ntag424: boolean): string {
   return ntag424 ? `${scanUrl}${SUN_URL_TEMPLATE_SUFFIX}` : nfcTagUrl(scanUrl);
+}
+
+/** A tag's protection follows from its type: an NTAG 424 DNA is only ever written personalised. */
+function protectionOf(tagType: string): TagProtection {
+  return tagType === NTAG424_TYPE ? 'ntag424_sun' : 'none';
 }
 
 /** A URL an NTAG 424 DNA of this scan URL mirrors: `?picc=<32 hex>&cmac=<16 hex>` after it. */
