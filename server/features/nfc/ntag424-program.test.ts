@@ -97,6 +97,20 @@ describe('NTAG 424 DNA personalisation', () => {
     expect(tag.stats.apdus - before).toBe(6); // detection with SDM on: + GetKeyVersion
   });
 
+  it('a personalised tag written again for another node: opened with key 0, rewritten, closed, and its taps carry the new URL', async () => {
+    const tag = new VirtualNtag424();
+    await personalise(tag);
+    const other = `https://wm.example/v/ZZZZ2222${SUN_URL_TEMPLATE_SUFFIX}`;
+    const tx = direct(tag);
+    const { outcome } = await personaliseNtag424(tx, (await inspectTag(tx, tag.atr)).ntag424!, tag.uid, other, keysFor(tag));
+    expect(outcome).toMatchObject({ recognised: false, pagesWritten: 2 });
+    expect(decodeUriMessage(tag.storedNdef())).toBe(other);
+    expect(tag.ndefFile.settings).toMatchObject({ write: 0, sdm: { options: 0xc1 } });
+    const { url, check } = tapAndCheck(tag);
+    expect(url.startsWith('https://wm.example/v/ZZZZ2222?picc=')).toBe(true);
+    expect(check.ok).toBe(true);
+  });
+
   it('pulled before key 0 changed: the next presentation finishes it, skipping the keys already changed', async () => {
     const tag = new VirtualNtag424();
     tag.pullAt((cmd) => cmd[0] === 0x90 && cmd[1] === 0xc4 && cmd[5] === 0x03); // ChangeKey 3: keys 1 and 2 done
