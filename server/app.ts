@@ -34,7 +34,7 @@ import type { PostgresStore } from './db/postgresStore.ts';
 import { ScanAnalytics } from './features/scans/analytics.ts';
 import { scanRoutes } from './features/scans/routes.ts';
 import { createWebhooks, subscriptionCheck } from './features/webhooks/index.ts';
-import { createTapProofs, tapProofRoutes } from './features/tapproofs/index.ts';
+import { createTapProofs, NTAG424_KIND, tapProofRoutes } from './features/tapproofs/index.ts';
 import { type NfcDevice, nfcRoutes } from './features/nfc/index.ts';
 import { createNodeServices } from './nodeServices.ts';
 
@@ -112,6 +112,7 @@ async function createServices(
     config: config.sync,
   });
   const keys = new KeyService(store, new KeysRepo(), clock);
+  const tapProofs = createTapProofs({ store, clock, keyStore: tapProofKeys });
   const { organizations, slugs, nodes, importer, templates, rules, batches, generator, print, nfc } = createNodeServices({
     store,
     clock,
@@ -120,6 +121,11 @@ async function createServices(
     apiBase: `${config.publicUrl}/v1`,
     resourcesDir,
     nfcDevice,
+    // Personalising an NTAG 424 DNA: keys from the organization master key, the tag registered for scan-time checks.
+    nfcTagKeys: {
+      current: (orgId) => tapProofs.masterKeys.current(NTAG424_KIND, orgId),
+      register: (tx, tag) => tapProofs.service.registerTag(tx, { ...tag, kind: NTAG424_KIND }),
+    },
     slugSource: sync.slugSource,
     blockTaken: sync.blockTaken,
     assertCanMint: (count, db) => sync.assertCanMint(db, count),
@@ -145,7 +151,6 @@ async function createServices(
   const webhooks = webhookFeature.service;
   const webhookDispatcher = webhookFeature.dispatcher;
   const analytics = new ScanAnalytics(store, clock);
-  const tapProofs = createTapProofs({ store, clock, keyStore: tapProofKeys });
   // Webhooks across sites (docs/sync.md): the remote emits the events for what sites push, in
   // the push's transaction.
   sync.remoteChanges.events = {

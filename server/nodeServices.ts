@@ -7,7 +7,7 @@ import type { Executor, Store } from './db/store.ts';
 import type { Clock } from './platform/clock.ts';
 import type { Outbox } from './platform/outbox.ts';
 import { BatchGenerator, type BatchGeneratorOptions, BatchesRepo, BatchService, type RemoteSerials } from './features/batches/index.ts';
-import { type NfcDevice, NfcRepo, NfcService } from './features/nfc/index.ts';
+import { type NfcDevice, NfcRepo, NfcService, type NfcTagKeys } from './features/nfc/index.ts';
 import { NodeImporter, NodesRepo, NodeService } from './features/nodes/index.ts';
 import { OrganizationService, OrganizationSettingsRepo } from './features/organization/index.ts';
 import { defaultResourcesDir, loadPrintResources, PrintersRepo, PrintService } from './features/printing/index.ts';
@@ -26,6 +26,8 @@ export interface NodeServicesDeps {
   /** Label layouts and the caption font (default: the repository's resources/). */
   resourcesDir?: string | undefined;
   nfcDevice?: NfcDevice | null | undefined;
+  /** NTAG 424 DNA keys and per-tag state for the NFC feature (the tap proofs feature). */
+  nfcTagKeys?: NfcTagKeys | null;
   /** Where slugs come from (sync: a paired site mints only from leases). */
   slugSource?: () => SlugSource;
   blockTaken?: BlockTaken;
@@ -53,13 +55,15 @@ export function createNodeServices(deps: NodeServicesDeps) {
     templates: templatesRepo,
     nodes,
     apiBase: deps.apiBase,
+    // The NFC service is made below (it needs this one); called only once both exist.
+    tagProtection: (db, rows): Promise<Map<string, string>> => nfc.tagProtections(db, rows),
     ...(deps.assertCanMint ? { assertCanMint: deps.assertCanMint } : {}),
     ...(deps.serialsFromRemote ? { serialsFromRemote: deps.serialsFromRemote } : {}),
   });
   // On PostgreSQL other processes generate from the same database: batches are leased.
   const generator = new BatchGenerator(batches, clock, { shared: store.dialect === 'postgres', ...deps.generator });
   const print = new PrintService({ store, clock, batches, nodes, printers: new PrintersRepo(), ...loadPrintResources(deps.resourcesDir ?? defaultResourcesDir()) });
-  const nfc = new NfcService({ store, clock, outbox, repo: new NfcRepo(), nodeService: nodes, batchService: batches, device: deps.nfcDevice ?? null });
+  const nfc = new NfcService({ store, clock, outbox, repo: new NfcRepo(), nodeService: nodes, batchService: batches, device: deps.nfcDevice ?? null, tagKeys: deps.nfcTagKeys ?? null });
   return { organizations, slugs, nodes, importer, templates, rules, batches, generator, print, nfc };
 }
 

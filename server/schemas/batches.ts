@@ -91,5 +91,7 @@ export const ManifestRow = z.object({
   id: z.string(),
   status: z.string(),
   hardware_id: z.string().nullable(),
+  /** What protects the node's tag (docs/nfc.md): none, ntag424_sun; null when no tag is written. */
+  tag_protection: z.string().nullable(),
 });
 export const Manifest = z.object({ batch: Batch, nodes: z.array(ManifestRow) }).meta({ id: 'Manifest' });

@@ -10,7 +10,10 @@ export const READER_STATES = ['starting', 'unavailable', 'no_daemon', 'no_reader
 export const NFC_ERROR_CODES = [
   'unavailable', 'no_daemon', 'no_reader', 'no_tag', 'unsupported_card', 'not_formatted', 'too_small',
   'read_only', 'tag_removed', 'verify_failed', 'lock_failed', 'uid_bound', 'already_written', 'duplicate_url', 'busy', 'io_error',
+  'wrong_key', 'no_master_key',
 ] as const;
+/** What protects a written tag: nothing, or NTAG 424 DNA secure unique messages (docs/nfc.md). */
+export const TAG_PROTECTIONS = ['none', 'ntag424_sun'] as const;
 
 const serial = z.string().min(1).max(100);
 
@@ -63,6 +66,8 @@ export const TagInfoSchema = z.object({
   content: z
     .discriminatedUnion('kind', [z.object({ kind: z.literal('blank') }), z.object({ kind: z.literal('uri'), url: z.string() }), z.object({ kind: z.literal('other') })])
     .optional(),
+  /** NTAG 424 DNA: secure unique messages already on, and key 0's version then (null when off). */
+  ntag424: z.object({ sdm: z.boolean(), keyVersion: z.number().nullable() }).optional(),
 });
 
 export const ReaderStatusSchema = z
@@ -122,7 +127,9 @@ export const SessionSchema = z
       .nullable(),
     counts: z.object({ total: z.number(), written: z.number(), pending: z.number(), skipped: z.number(), lost: z.number() }),
     last_refusal: RefusalSchema.nullable(),
-    recent: z.array(z.object({ serial: z.string().nullable(), slug: z.string(), hardware_id: z.string(), written_at: z.string() })),
+    recent: z.array(
+      z.object({ serial: z.string().nullable(), slug: z.string(), hardware_id: z.string(), protection: oneOf(TAG_PROTECTIONS), written_at: z.string() }),
+    ),
     started_at: z.string(),
     updated_at: z.string(),
   })
@@ -141,6 +148,10 @@ export const TagWrittenSchema = z
     session_id: z.string().nullable(),
     apdus: z.number(),
     recognised: z.boolean(),
+    /** ntag424_sun: an NTAG 424 DNA personalised with per-tag keys; each tap's URL carries a proof. */
+    protection: oneOf(TAG_PROTECTIONS),
+    /** NTAG 424 DNA: the organization master key version its keys come from; else null. */
+    key_version: z.number().nullable(),
     ms: z.number(),
     written_at: z.string(),
   })

@@ -112,7 +112,8 @@ describe('batches', () => {
     const rows = json.body.data.nodes as Array<Record<string, unknown>>;
     expect(rows.map((r) => r.serial)).toEqual(Array.from({ length: 12 }, (_, i) => `MAN-${String(i + 1).padStart(3, '0')}`));
     for (const r of rows) {
-      expect(Object.keys(r).sort()).toEqual(['hardware_id', 'id', 'serial', 'slug', 'status', 'url']);
+      expect(Object.keys(r).sort()).toEqual(['hardware_id', 'id', 'serial', 'slug', 'status', 'tag_protection', 'url']);
+      expect(r.tag_protection).toBeNull(); // no tag written yet
       expect(r.url).toBe(`${server.url}/v/${r.slug}`);
       expect(r.status).toBe('in_production');
     }
@@ -120,10 +121,10 @@ describe('batches', () => {
     expect(csv.status).toBe(200);
     expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
     const lines = csv.text.trimEnd().split(/\r\n/);
-    expect(lines[0]).toBe('serial,slug,url,id,status,hardware_id');
+    expect(lines[0]).toBe('serial,slug,url,id,status,hardware_id,tag_protection');
     expect(lines).toHaveLength(13);
     lines.slice(1).forEach((line, i) => {
-      expect(line).toBe(`${rows[i]!.serial},${rows[i]!.slug},${rows[i]!.url},${rows[i]!.id},in_production,`);
+      expect(line).toBe(`${rows[i]!.serial},${rows[i]!.slug},${rows[i]!.url},${rows[i]!.id},in_production,,`);
     });
     expectInvalid(await server.api('GET', `/batches/${b.id}/manifest?format=xml`), 'format');
   });

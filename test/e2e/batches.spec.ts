@@ -30,7 +30,7 @@ test('creates a batch, watches it become ready and downloads its manifest', asyn
   const [csv] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Manifest CSV' }).click()]);
   expect(csv.suggestedFilename()).toBe(`${prefix}-manifest.csv`);
   const lines = readFileSync((await csv.path())!, 'utf8').trim().split(/\r?\n/);
-  expect(lines[0]).toBe('serial,slug,url,id,status,hardware_id');
+  expect(lines[0]).toBe('serial,slug,url,id,status,hardware_id,tag_protection');
   expect(lines).toHaveLength(41);
 
   // The batch's nodes are also a filter of the Nodes screen.

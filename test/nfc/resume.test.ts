@@ -5,33 +5,19 @@
 // serial after the restart; (3) after the tag was lifted during the verify read: presented again
 // it is recognised and bound without a second write, and a second tag with the same URL is
 // refused with that said. No node is written twice.
-import { spawnSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { databaseFile } from '../../server/serve.ts';
-import { apiRequest, repoRoot, spawnServer, tempDataDir, type ServerProcess } from '../support/server.ts';
+import { apiRequest, spawnServer, tempDataDir, type ServerProcess } from '../support/server.ts';
 import { nfcSkipReason, startPcscSandbox, type PcscSandbox } from './harness.ts';
-import { expectedNdefUri, killWithChildren, manifest, openEvents, readyBatch, until, type Api } from './support.ts';
+import { expectedNdefUri, freshOrg, killWithChildren, manifest, openEvents, readyBatch, until, type Api } from './support.ts';
 import { VirtualTag } from './virtual-tag.ts';
 
 const skip = nfcSkipReason();
 
 function uidOf(tag: VirtualTag): string {
   return [...tag.uid].map((b) => b.toString(16).toUpperCase().padStart(2, '0')).join(':');
-}
-
-/** A data directory with an organization and an enterprise key. */
-function freshOrg(dataDir: string): string {
-  const created = cli(dataDir, 'org', 'create', '--name', 'Crash test');
-  return cli(dataDir, 'keys', 'create', '--org', created.org.id, '--name', 'tests', '--plan', 'enterprise').api_key as string;
-}
-
-function cli(dataDir: string, ...args: string[]): { [k: string]: any } { // eslint-disable-line @typescript-eslint/no-explicit-any
-  const r = spawnSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), ...args, '--data', dataDir, '--json'], { encoding: 'utf8' });
-  if (r.status !== 0) throw new Error(`cli ${args.join(' ')}: ${r.stderr}`);
-  return JSON.parse(r.stdout.trim().split('\n').at(-1)!);
 }
 
 describe.skipIf(skip !== null)('NFC session after a crash', () => {

@@ -1,6 +1,8 @@
 // Helpers for NFC tests that drive a real Waymark server over HTTP.
+import { spawnSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
-import type { ApiResponse, ServerProcess } from '../support/server.ts';
+import { join } from 'node:path';
+import { type ApiResponse, repoRoot, type ServerProcess } from '../support/server.ts';
 
 export type Api = (method: string, path: string, body?: unknown) => Promise<ApiResponse>;
 
@@ -156,4 +158,16 @@ export async function killWithChildren(server: ServerProcess): Promise<void> {
     }
   }
   await server.kill();
+}
+
+/** A data directory with an organization and an enterprise key. */
+export function freshOrg(dataDir: string): string {
+  const created = cli(dataDir, 'org', 'create', '--name', 'Crash test');
+  return cli(dataDir, 'keys', 'create', '--org', created.org.id, '--name', 'tests', '--plan', 'enterprise').api_key as string;
+}
+
+function cli(dataDir: string, ...args: string[]): { [k: string]: any } { // eslint-disable-line @typescript-eslint/no-explicit-any
+  const r = spawnSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), ...args, '--data', dataDir, '--json'], { encoding: 'utf8' });
+  if (r.status !== 0) throw new Error(`cli ${args.join(' ')}: ${r.stderr}`);
+  return JSON.parse(r.stdout.trim().split('\n').at(-1)!);
 }

@@ -290,6 +290,7 @@ function SessionCard({ session, onChange }: { session: Session; onChange(session
               <tr>
                 <th scope="col">Serial</th>
                 <th scope="col">Chip UID</th>
+                <th scope="col">Protection</th>
                 <th scope="col">Written</th>
               </tr>
             </thead>
@@ -302,6 +303,7 @@ function SessionCard({ session, onChange }: { session: Session; onChange(session
                   <td className="mono" data-label="Chip UID">
                     {r.hardware_id}
                   </td>
+                  <td data-label="Protection">{protectionLabel(r.protection)}</td>
                   <td data-label="Written">{formatDate(r.written_at)}</td>
                 </tr>
               ))}
@@ -311,4 +313,9 @@ function SessionCard({ session, onChange }: { session: Session; onChange(session
       ) : null}
     </Card>
   );
+}
+
+/** What protects a written tag, in the technician's words (docs/nfc.md). */
+export function protectionLabel(protection: 'none' | 'ntag424_sun'): string {
+  return protection === 'ntag424_sun' ? 'NTAG 424 DNA: every tap carries a proof' : 'None: plain URL';
 }

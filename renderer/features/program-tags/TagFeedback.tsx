@@ -21,6 +21,7 @@ export function OutcomeBanner({ outcome }: { outcome: Outcome | null }) {
           <p className="tag-flash-title">Written {w.serial ?? w.slug}</p>
           <p className="tag-flash-text">
             {w.tag_type} <code>{w.hardware_id}</code>, verified{w.locked ? ' and locked' : ''}
+            {w.protection === 'ntag424_sun' ? `, keyed for secure taps (key version ${w.key_version})` : ''}
             {w.recognised ? ' (it already held this URL: bound without writing)' : ''}
             {w.reassigned_from ? ` (taken over from ${w.reassigned_from})` : ''}.
           </p>

@@ -7,7 +7,7 @@ import { ManifestPrintQueryDoc, PDF_CONTENT, type PrintService, printHeaders, se
 import type { BatchGenerator } from './generator.ts';
 import type { BatchService } from './service.ts';
 
-const MANIFEST_COLUMNS = ['serial', 'slug', 'url', 'id', 'status', 'hardware_id'] as const;
+const MANIFEST_COLUMNS = ['serial', 'slug', 'url', 'id', 'status', 'hardware_id', 'tag_protection'] as const;
 
 export function batchRoutes(batches: BatchService, generator: BatchGenerator, print?: PrintService) {
   return [

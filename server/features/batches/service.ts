@@ -29,6 +29,8 @@ export interface BatchServiceDeps {
   nodes: NodeService;
   /** `{base_url}` used in manifest_url of events (API replies use the request's origin). */
   apiBase: string;
+  /** What protects each written tag, by node id (the NFC feature's write log); absent: nothing known. */
+  tagProtection?: (db: Executor, nodes: Array<{ id: string; hardware_id: string | null }>) => Promise<Map<string, string>>;
   /** Throws (409) when the slug source cannot cover `count` new nodes (a paired site's reserve). */
   assertCanMint?: (count: number, db: Executor) => void | Promise<void>;
   /**
@@ -61,6 +63,7 @@ export interface ManifestRow {
   id: string;
   status: string;
   hardware_id: string | null;
+  tag_protection: string | null;
 }
 
 const NO_LEASE: BatchLease = { lease_owner: null, lease_until: null };
@@ -269,6 +272,7 @@ export class BatchService {
     }
     const { rows } = await this.deps.nodes.list(orgId, { batch_id: batch.id, limit: batch.quantity, offset: 0 }, db);
     const scanBase = await this.deps.nodes.scanBaseOf(orgId, db);
+    const protection = (await this.deps.tagProtection?.(db, rows)) ?? new Map<string, string>();
     return {
       batch,
       nodes: rows.map((n) => ({
@@ -278,6 +282,7 @@ export class BatchService {
         id: n.id,
         status: n.status,
         hardware_id: n.hardware_id,
+        tag_protection: n.hardware_id ? (protection.get(n.id) ?? 'none') : null,
       })),
     };
   }

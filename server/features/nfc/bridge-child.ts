@@ -12,7 +12,8 @@ import { statSync } from 'node:fs';
 import net from 'node:net';
 import type { NFC as NFCType, Reader } from 'nfc-pcsc';
 import { advice, type ReaderAdvice } from './advice.ts';
-import { inspectTag, NfcError, verifyUriOnTag, writeUriToTag, type TagSnapshot, type Transmit } from './program.ts';
+import { ntag424Messages, personaliseNtag424 } from './ntag424-program.ts';
+import { inspectTag, NfcError, takeInspectApdus, verifyUriOnTag, writeUriToTag, type TagSnapshot, type Transmit, type WriteOutcome } from './program.ts';
 import { EXIT_UNAVAILABLE, type FromChild, type ReaderState, type ToChild } from './protocol.ts';
 
 /** Electron's utilityProcess talks over process.parentPort; a Node fork over process.send. */
@@ -151,6 +152,7 @@ async function handleWrite(msg: Extract<ToChild, { type: 'write' }>): Promise<vo
       }
       try {
         const tx = transmitFor(entry.reader);
+        if (entry.snapshot.ntag424) return await personalise(tx, entry.snapshot, msg);
         return msg.verifyOnly ? await verifyUriOnTag(tx, entry.snapshot, msg.url) : await writeUriToTag(tx, entry.snapshot, msg.url, { lock: msg.lock });
       } catch (err) {
         // After a failed write what we know of the tag is stale: inspect again on the next presentation.
@@ -165,6 +167,17 @@ async function handleWrite(msg: Extract<ToChild, { type: 'write' }>): Promise<vo
     // Failure feedback (LED/buzzer) comes from the parent, which also refuses tags before writing.
     post({ type: 'result', id: msg.id, ok: false, error: { code: e.code, message: e.message } });
   }
+}
+
+/** An NTAG 424 DNA: personalised (or only verified, when already done) with the keys the parent sent. */
+async function personalise(tx: Transmit, snapshot: TagSnapshot, msg: Extract<ToChild, { type: 'write' }>): Promise<WriteOutcome> {
+  if (!msg.ntag424) throw new NfcError('no_master_key', ntag424Messages.noKeys);
+  const uid = Buffer.from(snapshot.info.uid.replace(/:/g, ''), 'hex');
+  const keys = { keys: msg.ntag424.keys.map((k) => Buffer.from(k, 'hex')), version: msg.ntag424.version };
+  const { outcome, state } = await personaliseNtag424(tx, snapshot.ntag424!, uid, msg.url, keys);
+  snapshot.ntag424 = state;
+  snapshot.info.ntag424 = { sdm: true, keyVersion: keys.version };
+  return { ...outcome, uid: snapshot.info.uid, inspectApdus: takeInspectApdus(snapshot) };
 }
 
 onParentMessage((msg) => {

@@ -31,6 +31,8 @@ export interface WriteRequest {
   reader?: string;
   /** Only write if the tag on the reader still has this UID (the one checked before writing). */
   expectUid?: string;
+  /** An NTAG 424 DNA is personalised with these per-tag keys (hex, keys 0..4) and key version. */
+  ntag424?: { keys: string[]; version: number };
 }
 
 /** What the NFC domain needs from a reader bridge; the real one is NfcBridge, tests may fake it. */
@@ -148,6 +150,7 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
         verifyOnly: request.verifyOnly === true,
         reader: request.reader,
         expectUid: request.expectUid,
+        ntag424: request.ntag424,
       });
     });
   }

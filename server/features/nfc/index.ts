@@ -5,6 +5,6 @@
 export type { NfcDevice } from './bridge.ts';
 export { NfcRepo } from './repo.ts';
 export { nfcRoutes } from './routes.ts';
-export { type NfcEvent, NfcService } from './service.ts';
+export { type NfcEvent, NfcService, type NfcTagKeys } from './service.ts';
 // NTAG 424 DNA cryptography (CMAC, AN10922, SDM/SUN), used at scan time and by personalisation.
 export * from './ntag424/index.ts';

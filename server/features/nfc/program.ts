@@ -4,6 +4,7 @@
  * bridge child passes nfc-pcsc's transmit, tests can pass a fake.
  */
 import { decodeUriMessage, encodeUriMessage } from './ndef.ts';
+import { contentOf, inspectNtag424, type Ntag424State, NTAG424_TYPE } from './ntag424-program.ts';
 import {
   bytesNeeded,
   classifyAtr,
@@ -35,6 +36,8 @@ export const NFC_ERROR_CODES = [
   'uid_bound',
   'already_written', // the tag is bound to another node and holds its URL: a finished tag
   'duplicate_url', // the tag holds the URL of a node bound to another tag
+  'wrong_key', // an NTAG 424 DNA keyed by someone else (or with another master key)
+  'no_master_key', // an NTAG 424 DNA, and no organization master key to key it with
   'busy',
   'io_error',
 ] as const;
@@ -80,6 +83,8 @@ export interface TagInfo {
   readOnly?: boolean;
   /** What the tag holds, read at inspection (formatted tags only). */
   content?: TagContent;
+  /** For an NTAG 424 DNA: SDM (secure unique messages) already on, and key 0's version then. */
+  ntag424?: { sdm: boolean; keyVersion: number | null };
 }
 
 /** A tag's NDEF content: nothing (blank), a URI record, or something else. */
@@ -95,13 +100,16 @@ export interface TagSnapshot {
   firstDataPage?: Buffer;
   /** APDUs the inspection cost, counted once in the first write on this presentation. */
   inspectApdus?: number;
+  /** An NTAG 424 DNA's file settings, NDEF file and key version as inspected. */
+  ntag424?: Ntag424State;
 }
 
 export interface ApduCounter {
   apdus: number;
 }
 
-async function send(tx: Transmit, apdu: Buffer, max: number, counter: ApduCounter): Promise<Buffer> {
+/** One APDU, counted; a transport error or a reply without a status word means the tag has gone. */
+export async function send(tx: Transmit, apdu: Buffer, max: number, counter: ApduCounter): Promise<Buffer> {
   counter.apdus++;
   let response: Buffer;
   try {
@@ -140,6 +148,18 @@ export async function inspectTag(tx: Transmit, atr: Buffer, counter: ApduCounter
   const uid = await readUid(tx, counter);
   const info: TagInfo = { uid: formatUid(uid), atr: atr.toString('hex').toUpperCase(), supported: false };
   const cls = classifyAtr(atr);
+  if (!cls.supported && cls.kind === 'iso_dep') {
+    const dna = await inspectNtag424(tx, counter);
+    if (dna) {
+      info.type = NTAG424_TYPE;
+      info.dataAreaBytes = dna.settings.size - 2;
+      info.supported = true;
+      info.readOnly = false;
+      info.content = contentOf(dna.file);
+      info.ntag424 = { sdm: dna.settings.sdm !== null, keyVersion: dna.keyVersion0 };
+      return { info, lock0: 0, lock1: 0, ntag424: dna, inspectApdus: counter.apdus };
+    }
+  }
   if (!cls.supported) {
     info.refusal = { code: 'unsupported_card', message: cls.reason };
     return { info, lock0: 0, lock1: 0 };
@@ -214,6 +234,11 @@ export interface WriteOutcome {
   inspectApdus: number;
   pagesWritten: number;
   locked: boolean;
+  /** NTAG 424 DNA only: already personalised for this URL with these keys (verified, nothing written). */
+  recognised?: boolean;
+  /** NTAG 424 DNA only: the key version written, and the SDMReadCtr the verify read mirrored. */
+  keyVersion?: number;
+  readCounter?: number;
 }
 
 /**
@@ -277,7 +302,7 @@ async function verifyTlv(tx: Transmit, tlv: Buffer, counter: ApduCounter): Promi
   }
 }
 
-function takeInspectApdus(snapshot: TagSnapshot): number {
+export function takeInspectApdus(snapshot: TagSnapshot): number {
   const n = snapshot.inspectApdus ?? 0;
   snapshot.inspectApdus = 0;
   return n;

@@ -15,7 +15,17 @@ export interface CardOnReader {
 }
 
 export type ToChild =
-  | { type: 'write'; id: number; url: string; lock: boolean; verifyOnly?: boolean | undefined; reader?: string | undefined; expectUid?: string | undefined }
+  | {
+      type: 'write';
+      id: number;
+      url: string;
+      lock: boolean;
+      verifyOnly?: boolean | undefined;
+      reader?: string | undefined;
+      expectUid?: string | undefined;
+      /** For an NTAG 424 DNA: its five per-tag keys (hex) and their version. Never logged. */
+      ntag424?: { keys: string[]; version: number } | undefined;
+    }
   | { type: 'feedback'; reader: string; ok: boolean }
   | { type: 'shutdown' };
 

@@ -113,6 +113,12 @@ export class NfcRepo {
     await db.insertInto('nfc_writes').values(row).execute();
   }
 
+  /** Each node's writes (uid, tag type), oldest first. */
+  async writesForNodes(db: Executor, nodeIds: string[]): Promise<Array<Pick<WriteLogRow, 'node_id' | 'uid' | 'tag_type'>>> {
+    if (nodeIds.length === 0) return [];
+    return db.selectFrom('nfc_writes').select(['node_id', 'uid', 'tag_type']).where('node_id', 'in', nodeIds).orderBy('seq').execute();
+  }
+
   async writesForNode(db: Executor, nodeId: string): Promise<WriteLogRow[]> {
     return db
       .selectFrom('nfc_writes')

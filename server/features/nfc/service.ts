@@ -16,6 +16,8 @@ import { assertPermanentScanBase } from '../organization/index.ts';
 import { advice } from './advice.ts';
 import type { BridgeStatus, NfcDevice } from './bridge.ts';
 import { nfcTagUrl } from './ndef.ts';
+import { ntag424KeySet, SUN_URL_TEMPLATE_SUFFIX } from './ntag424/index.ts';
+import { NTAG424_TYPE, ntag424Messages } from './ntag424-program.ts';
 import { NfcError, type NfcErrorCode, type TagInfo } from './program.ts';
 import type { CardOnReader } from './protocol.ts';
 import type { ItemRow, NfcRepo, SessionRow } from './repo.ts';
@@ -30,7 +32,20 @@ export interface NfcServiceDeps {
   batchService: BatchService;
   /** The reader bridge; null when NFC is disabled on this instance. */
   device: NfcDevice | null;
+  /** NTAG 424 DNA keys and per-tag state (the tap proofs feature, wired by app.ts); null: 424 tags are refused. */
+  tagKeys?: NfcTagKeys | null;
 }
+
+/** What personalising an NTAG 424 DNA needs from the tap proofs feature. */
+export interface NfcTagKeys {
+  /** The organization's current master key (created on first use), from the secret store. */
+  current(orgId: string): { version: number; key: Buffer };
+  /** Records the personalised tag (UID as upper-case hex, key version) in the caller's transaction. */
+  register(tx: Executor, tag: { org_id: string; uid: string; node_id: string; key_version: number }): Promise<void>;
+}
+
+/** What protects a written tag: nothing (a plain NDEF URL), or NTAG 424 DNA secure unique messages. */
+export type TagProtection = 'none' | 'ntag424_sun';
 
 export interface Refusal {
   code: NfcErrorCode;
@@ -89,6 +104,9 @@ export interface TagWritten {
   apdus: number;
   /** The tag already held this URL (written before a crash): verified and bound, nothing written. */
   recognised: boolean;
+  protection: TagProtection;
+  /** NTAG 424 DNA: the master key version its keys were diversified from. */
+  key_version: number | null;
   ms: number;
   written_at: string;
 }
@@ -104,7 +122,7 @@ export interface SessionView {
   next: { serial: string | null; slug: string; node_id: string; url: string; revisit: boolean } | null;
   counts: { total: number; written: number; pending: number; skipped: number; lost: number };
   last_refusal: Refusal | null;
-  recent: Array<{ serial: string | null; slug: string; hardware_id: string; written_at: string }>;
+  recent: Array<{ serial: string | null; slug: string; hardware_id: string; protection: TagProtection; written_at: string }>;
   started_at: string;
   updated_at: string;
 }
@@ -435,7 +453,8 @@ export class NfcService {
       const heldUrl = info.content?.kind === 'uri' ? info.content.url : null;
       const held = heldUrl ? await this.nodeForUrl(this.db, orgId, heldUrl) : undefined;
       // Only a tag holding exactly what Waymark writes (with ?nfc) can be verified instead of written.
-      const recognisable = held !== undefined && heldUrl === nfcTagUrl(await this.scanUrlOf(orgId, held.slug)) && !opts.lock;
+      const recognisable =
+        held !== undefined && (info.type === NTAG424_TYPE || (heldUrl === nfcTagUrl(await this.scanUrlOf(orgId, held.slug)) && !opts.lock));
       let target = node;
       let verifyOnly = false;
       if (bound && bound.id !== node.id) {
@@ -473,9 +492,12 @@ export class NfcService {
           });
         }
       }
-      const url = nfcTagUrl(await this.scanUrlOf(orgId, target.slug));
+      const dna = info.type === NTAG424_TYPE;
+      const url = tagUrlFor(await this.scanUrlOf(orgId, target.slug), dna);
+      const keys = dna ? this.tagKeysFor(orgId, info.uid) : undefined;
       const t0 = performance.now();
-      const outcome = await device.write({ url, lock: opts.lock, verifyOnly, reader: card.reader, expectUid: info.uid });
+      // An NTAG 424 DNA decides itself between personalising and only verifying (its key versions say how far it got).
+      const outcome = await device.write({ url, lock: opts.lock && !dna, verifyOnly: verifyOnly && !dna, reader: card.reader, expectUid: info.uid, ntag424: keys });
       const ms = performance.now() - t0;
       // What the tag holds now (the bridge's card entry is this object: GET /nfc/tag sees it too).
       info.content = { kind: 'uri', url };
@@ -485,7 +507,8 @@ export class NfcService {
         type: outcome.type,
         locked: outcome.locked,
         apdus: outcome.inspectApdus + outcome.apdus,
-        recognised: verifyOnly,
+        recognised: outcome.recognised ?? verifyOnly,
+        keyVersion: dna ? (keys?.version ?? null) : null,
         ms,
         sessionId: opts.sessionId,
       });
@@ -512,12 +535,32 @@ export class NfcService {
     const node = await this.deps.nodeService.get(orgId, slug, db).catch(() => undefined);
     if (!node) return undefined;
     const scan = await this.scanUrlOf(orgId, node.slug, db);
-    return url === scan || url === nfcTagUrl(scan) ? node : undefined;
+    return url === scan || url === nfcTagUrl(scan) || isSunUrl(url, scan) ? node : undefined;
+  }
+
+  /** The per-tag keys of an NTAG 424 DNA (hex, for the bridge child), from the organization's current master key. */
+  private tagKeysFor(orgId: string, uid: string): { keys: string[]; version: number } {
+    const source = this.deps.tagKeys;
+    if (!source) throw new NfcError('no_master_key', ntag424Messages.noKeys);
+    const master = source.current(orgId);
+    const { keys } = ntag424KeySet(master.key, Buffer.from(uid.replace(/:/g, ''), 'hex'));
+    return { keys: keys.map((k) => k.toString('hex')), version: master.version };
   }
 
   /** A node's scan URL: `{scan_base}/v/<slug>` with the organization's scan base. */
   private async scanUrlOf(orgId: string, slug: string, db: Executor = this.db): Promise<string> {
     return scanUrl(await this.deps.nodeService.scanBaseOf(orgId, db), slug);
+  }
+
+  /** What protects each node's bound tag, from the write that put that tag there (the batch manifest). */
+  async tagProtections(db: Executor, nodes: Array<{ id: string; hardware_id: string | null }>): Promise<Map<string, TagProtection>> {
+    const bound = nodes.filter((n) => n.hardware_id !== null);
+    const uidOf = new Map(bound.map((n) => [n.id, n.hardware_id]));
+    const out = new Map<string, TagProtection>();
+    for (const w of await this.deps.repo.writesForNodes(db, bound.map((n) => n.id))) {
+      if (uidOf.get(w.node_id) === w.uid) out.set(w.node_id, protectionOf(w.tag_type));
+    }
+    return out;
   }
 
   /** What the tag on the reader holds, for this organization (GET /nfc/tag, `tag.read` events). */
@@ -578,7 +621,7 @@ export class NfcService {
   private commit(
     orgId: string,
     node: NodeRow,
-    w: { uid: string; url: string; type: string; locked: boolean; apdus: number; recognised: boolean; ms: number; sessionId: string | null },
+    w: { uid: string; url: string; type: string; locked: boolean; apdus: number; recognised: boolean; keyVersion: number | null; ms: number; sessionId: string | null },
   ): Promise<TagWritten> {
     const { repo, nodeService, outbox, store } = this.deps;
     return store.transaction(async (tx) => {
@@ -609,6 +652,8 @@ export class NfcService {
         session_id: w.sessionId,
         apdus: w.apdus,
         recognised: w.recognised,
+        protection: protectionOf(w.type),
+        key_version: w.keyVersion,
         ms: Math.round(w.ms * 10) / 10,
         written_at: now,
       };
@@ -621,6 +666,10 @@ export class NfcService {
         reassigned_from: reassignedFrom,
         written_at: now,
       });
+      if (w.keyVersion !== null) {
+        // The scan-time check needs the tag's UID and key version (tap proofs' table), bound in this same transaction.
+        await this.deps.tagKeys!.register(tx, { org_id: orgId, uid: w.uid.replace(/:/g, ''), node_id: next.id, key_version: w.keyVersion });
+      }
       await repo.logWrite(tx, { org_id: orgId, node_id: next.id, session_id: w.sessionId, uid: w.uid, url: w.url, tag_type: w.type, locked: w.locked ? 1 : 0, written_at: now });
       const session = await repo.activeSession(tx);
       if (session && session.org_id === orgId) {
@@ -704,9 +753,10 @@ export class NfcService {
       .sort((a, b) => b.updated_at.localeCompare(a.updated_at) || b.serial_number - a.serial_number)
       .slice(0, 5);
     const recent = [];
+    const protection = await this.tagProtections(db, recentItems.map((i) => ({ id: i.node_id, hardware_id: i.uid })));
     for (const i of recentItems) {
       const n = await nodeService.byId(db, i.node_id);
-      recent.push({ serial: n?.serial ?? null, slug: n?.slug ?? '', hardware_id: i.uid!, written_at: i.updated_at });
+      recent.push({ serial: n?.serial ?? null, slug: n?.slug ?? '', hardware_id: i.uid!, protection: protection.get(i.node_id) ?? 'none', written_at: i.updated_at });
     }
     return {
       id: s.id,
@@ -740,6 +790,21 @@ export class NfcService {
   private now(): string {
     return new Date(this.deps.clock.now()).toISOString();
   }
+}
+
+/** What a tag of this node holds: the scan URL with `?nfc`, or for an NTAG 424 DNA with the SUN placeholders. */
+export function tagUrlFor(scanUrl: string, ntag424: boolean): string {
+  return ntag424 ? `${scanUrl}${SUN_URL_TEMPLATE_SUFFIX}` : nfcTagUrl(scanUrl);
+}
+
+/** A tag's protection follows from its type: an NTAG 424 DNA is only ever written personalised. */
+function protectionOf(tagType: string): TagProtection {
+  return tagType === NTAG424_TYPE ? 'ntag424_sun' : 'none';
+}
+
+/** A URL an NTAG 424 DNA of this scan URL mirrors: `?picc=<32 hex>&cmac=<16 hex>` after it. */
+function isSunUrl(url: string, scan: string): boolean {
+  return url.startsWith(scan) && /^\?picc=[0-9A-Fa-f]{32}&cmac=[0-9A-Fa-f]{16}$/.test(url.slice(scan.length));
 }
 
 /** How the field screens name a node: its serial, else its label. */
