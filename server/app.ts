@@ -34,7 +34,7 @@ import type { PostgresStore } from './db/postgresStore.ts';
 import { ScanAnalytics } from './features/scans/analytics.ts';
 import { scanRoutes } from './features/scans/routes.ts';
 import { createWebhooks, subscriptionCheck } from './features/webhooks/index.ts';
-import { createTapProofs, NTAG424_KIND, tapProofRoutes } from './features/tapproofs/index.ts';
+import { createTapProofs, NTAG21X_KIND, NTAG424_KIND, tapProofRoutes } from './features/tapproofs/index.ts';
 import { type NfcDevice, nfcRoutes } from './features/nfc/index.ts';
 import { createNodeServices } from './nodeServices.ts';
 
@@ -126,6 +126,8 @@ async function createServices(
       current: (orgId) => tapProofs.masterKeys.current(NTAG424_KIND, orgId),
       register: (tx, tag) => tapProofs.service.registerTag(tx, { ...tag, kind: NTAG424_KIND }),
     },
+    // NTAG21x passwords come from a master key kept beside the tap proof keys.
+    secrets: tapProofKeys,
     slugSource: sync.slugSource,
     blockTaken: sync.blockTaken,
     assertCanMint: (count, db) => sync.assertCanMint(db, count),
@@ -151,6 +153,8 @@ async function createServices(
   const webhooks = webhookFeature.service;
   const webhookDispatcher = webhookFeature.dispatcher;
   const analytics = new ScanAnalytics(store, clock);
+  // A tag written with the UID + counter mirror is registered as an ntag21x tap evidence tag.
+  nfc.useMirrorRegistry((tx, tag) => tapProofs.service.registerTag(tx, { ...tag, kind: NTAG21X_KIND, key_version: 0 }));
   // Webhooks across sites (docs/sync.md): the remote emits the events for what sites push, in
   // the push's transaction.
   sync.remoteChanges.events = {

@@ -6,8 +6,9 @@
 import type { Executor, Store } from './db/store.ts';
 import type { Clock } from './platform/clock.ts';
 import type { Outbox } from './platform/outbox.ts';
+import type { SecretStore } from './platform/secrets.ts';
 import { BatchGenerator, type BatchGeneratorOptions, BatchesRepo, BatchService, type RemoteSerials } from './features/batches/index.ts';
-import { type NfcDevice, NfcRepo, NfcService, type NfcTagKeys } from './features/nfc/index.ts';
+import { type NfcDevice, NfcRepo, NfcService, type NfcTagKeys, TagPasswords } from './features/nfc/index.ts';
 import { NodeImporter, NodesRepo, NodeService } from './features/nodes/index.ts';
 import { OrganizationService, OrganizationSettingsRepo } from './features/organization/index.ts';
 import { defaultResourcesDir, loadPrintResources, PrintersRepo, PrintService } from './features/printing/index.ts';
@@ -28,6 +29,8 @@ export interface NodeServicesDeps {
   nfcDevice?: NfcDevice | null | undefined;
   /** NTAG 424 DNA keys and per-tag state for the NFC feature (the tap proofs feature). */
   nfcTagKeys?: NfcTagKeys | null;
+  /** Where the NFC tag master keys live (NTAG21x passwords); without it tags cannot be protected. */
+  secrets?: SecretStore | undefined;
   /** Where slugs come from (sync: a paired site mints only from leases). */
   slugSource?: () => SlugSource;
   blockTaken?: BlockTaken;
@@ -63,7 +66,11 @@ export function createNodeServices(deps: NodeServicesDeps) {
   // On PostgreSQL other processes generate from the same database: batches are leased.
   const generator = new BatchGenerator(batches, clock, { shared: store.dialect === 'postgres', ...deps.generator });
   const print = new PrintService({ store, clock, batches, nodes, printers: new PrintersRepo(), ...loadPrintResources(deps.resourcesDir ?? defaultResourcesDir()) });
-  const nfc = new NfcService({ store, clock, outbox, repo: new NfcRepo(), nodeService: nodes, batchService: batches, device: deps.nfcDevice ?? null, tagKeys: deps.nfcTagKeys ?? null });
+  const nfc = new NfcService({ store, clock, outbox, repo: new NfcRepo(), nodeService: nodes, batchService: batches,
+    device: deps.nfcDevice ?? null,
+    tagKeys: deps.nfcTagKeys ?? null,
+    passwords: deps.secrets ? new TagPasswords(deps.secrets) : undefined,
+  });
   return { organizations, slugs, nodes, importer, templates, rules, batches, generator, print, nfc };
 }
 

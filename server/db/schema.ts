@@ -73,7 +73,9 @@ export interface NfcSessions {
   ended_at: string | null;
   id: string;
   lock_tags: Generated<number>;
+  mirror_tags: Generated<number>;
   org_id: string;
+  protect_tags: Generated<number>;
   started_at: string;
   status: string;
   updated_at: string;
@@ -81,8 +83,10 @@ export interface NfcSessions {
 
 export interface NfcWrites {
   locked: number;
+  mirror: Generated<number>;
   node_id: string;
   org_id: string;
+  protected: Generated<number>;
   seq: Generated<number>;
   session_id: string | null;
   tag_type: string;

@@ -10,7 +10,7 @@ export const READER_STATES = ['starting', 'unavailable', 'no_daemon', 'no_reader
 export const NFC_ERROR_CODES = [
   'unavailable', 'no_daemon', 'no_reader', 'no_tag', 'unsupported_card', 'not_formatted', 'too_small',
   'read_only', 'tag_removed', 'verify_failed', 'lock_failed', 'uid_bound', 'already_written', 'duplicate_url', 'busy', 'io_error',
-  'wrong_key', 'no_master_key',
+  'wrong_key', 'no_master_key', 'password_protected', 'config_failed',
 ] as const;
 /** What protects a written tag: nothing, or NTAG 424 DNA secure unique messages (docs/nfc.md). */
 export const TAG_PROTECTIONS = ['none', 'ntag424_sun'] as const;
@@ -24,6 +24,13 @@ const lockFields = {
   /** Must be true when `lock` is: the operator confirmed that locking cannot be undone. */
   confirm_lock: z.boolean().optional(),
 };
+/** NTAG213/215/216 tap evidence and protection (docs/nfc.md, "NTAG21x evidence and passwords"). */
+const ntag21xFields = {
+  /** Mirror the tag's UID and NFC counter into its URL (`&m=UIDxCOUNTER`): evidence of a tap, checked at scan time. */
+  mirror: z.boolean().optional(),
+  /** Protect each tag with its own password (derived from the organization's tag master key) so it cannot be rewritten in the field. */
+  protect: z.boolean().optional(),
+};
 const LOCK_CONFIRM = 'Locking a tag is permanent: set confirm_lock to true to confirm';
 function lockConfirmed(body: { lock?: boolean | undefined; confirm_lock?: boolean | undefined }): boolean {
   return body.lock !== true || body.confirm_lock === true;
@@ -33,6 +40,7 @@ export const StartSessionBody = z
   .strictObject({
     batch_id: z.string().min(1).max(100),
     ...lockFields,
+    ...ntag21xFields,
     /** Take over tags already bound to other nodes without asking. */
     allow_reassign: z.boolean().optional(),
     allow_local_scan_base: allowLocalScanBaseBody,
@@ -47,6 +55,7 @@ export const WriteNodeBody = z
   .strictObject({
     slug: z.string().min(1).max(100),
     ...lockFields,
+    ...ntag21xFields,
     reassign: z.boolean().optional(),
     allow_local_scan_base: allowLocalScanBaseBody,
     /** How long to wait for a tag when none is on the reader (ms). */
@@ -121,6 +130,8 @@ export const SessionSchema = z
     batch_label: z.string(),
     status: oneOf(['active', 'stopped', 'completed'] as const),
     lock_tags: z.boolean(),
+    mirror_tags: z.boolean(),
+    protect_tags: z.boolean(),
     allow_reassign: z.boolean(),
     next: z
       .object({ serial: z.string().nullable(), slug: z.string(), node_id: z.string(), url: z.string(), revisit: z.boolean() })
@@ -144,6 +155,10 @@ export const TagWrittenSchema = z
     tag_type: z.string(),
     url: z.string(),
     locked: z.boolean(),
+    /** The URL carries the UID + counter mirror. */
+    mirror: z.boolean(),
+    /** The tag is protected with its password. */
+    protected: z.boolean(),
     reassigned_from: z.string().nullable(),
     session_id: z.string().nullable(),
     apdus: z.number(),

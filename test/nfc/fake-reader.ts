@@ -39,6 +39,7 @@ export class FakeReader extends EventEmitter implements NfcDevice {
   /** Put a tag on the reader: inspected, then a `card` event (like the bridge). */
   async present(tag: VirtualTag): Promise<void> {
     this.tag = tag;
+    tag.powerOn(); // a new presentation: the counter and the authentication start over
     this.snapshot = await inspectTag(this.tx(tag), tag.atr);
     this.emit('card', { reader: READER, info: this.snapshot.info });
     this.emit('status', this.status());
@@ -56,7 +57,7 @@ export class FakeReader extends EventEmitter implements NfcDevice {
     if (!this.tag || !this.snapshot) throw new NfcError('no_tag', 'No tag on the reader: place a tag.');
     if (request.expectUid && request.expectUid !== this.snapshot.info.uid) throw new NfcError('busy', 'A different tag is on the reader now.');
     if (request.verifyOnly) return verifyUriOnTag(this.tx(this.tag), this.snapshot, request.url);
-    return writeUriToTag(this.tx(this.tag), this.snapshot, request.url, { lock: request.lock === true });
+    return writeUriToTag(this.tx(this.tag), this.snapshot, request.url, { ...request, lock: request.lock === true });
   }
 
   feedback(): void {}

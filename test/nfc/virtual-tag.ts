@@ -10,6 +10,13 @@
  *
  * Faults for tests: pulled mid-write (`pullAfter(n)`), read-only (CC access byte + lock bits),
  * locked pages only, a custom (too small) capacity, an unsupported ATR (MIFARE Classic, ISO-DEP).
+ *
+ * NTAG21x features (datasheet NTAG213/215/216 §8.5-8.11): the configuration pages after the
+ * dynamic lock bytes (CFG0: MIRROR, RFUI, MIRROR_PAGE, AUTH0; CFG1: ACCESS; PWD; PACK), the UID
+ * and NFC counter ASCII mirror applied to READ answers, the 24-bit NFC counter that advances at
+ * the first READ after power-on when NFC_CNT_EN is set, AUTH0/PROT enforcement, and the native
+ * PWD_AUTH (1B) and READ_CNT (39) commands through the ACR122-style pass-through
+ * `FF 00 00 00 Lc D4 42 <command>` (answer `D5 43 <status> <data> 90 00`, status 00 = ACK).
  */
 import net from 'node:net';
 
@@ -24,6 +31,11 @@ interface ModelInfo {
   lastUserPage: number;
   /** Page of the dynamic lock bytes, if any. */
   dynamicLockPage: number | null;
+}
+
+/** NTAG21x configuration pages: CFG0 right after the dynamic lock bytes, then CFG1, PWD, PACK. */
+function configPage(info: ModelInfo): number | null {
+  return info.dynamicLockPage === null ? null : info.dynamicLockPage + 1;
 }
 
 export const MODELS: Record<TagModel, ModelInfo> = {
@@ -58,6 +70,8 @@ export interface VirtualTagOptions {
   blank?: boolean;
   /** Fault: answer 90 00 to writes of the lock bytes (page 2) and the CC (page 3) but change nothing, as some clones do. */
   ignoresLocks?: boolean;
+  /** Start value of the NFC counter (24 bits). */
+  counter?: number;
 }
 
 function randomUid(): Buffer {
@@ -95,6 +109,14 @@ export class VirtualTag {
   private heldReply: Buffer | null = null;
   private closedWaiters: Array<() => void> = [];
   private readonly ignoresLocks: boolean;
+  /** The NTAG21x NFC counter (24 bits, one-way). */
+  counter: number;
+  /** Has the counter advanced since this power-on (it does at the first READ only)? */
+  private countedThisPowerOn = false;
+  /** PWD_AUTH succeeded since this power-on. */
+  private authenticated = false;
+  /** Failed PWD_AUTH attempts (AUTHLIM counts them on a real tag). */
+  readonly failedAuths: Buffer[] = [];
 
   constructor(options: VirtualTagOptions = {}) {
     this.model = options.model ?? 'NTAG213';
@@ -111,6 +133,12 @@ export class VirtualTag {
     if (!options.blank) {
       Buffer.from([0xe1, 0x10, options.ccSize ?? this.info.ccSize, 0x00]).copy(this.memory, 12);
       Buffer.from([0x03, 0x00, 0xfe, 0x00]).copy(this.memory, 16); // factory: empty NDEF TLV
+    }
+    this.counter = options.counter ?? 0;
+    const cfg = configPage(this.info);
+    if (cfg !== null) {
+      // Factory configuration: no mirror (STRG_MOD_EN set), AUTH0 FF (no protection), counter off, PWD FFFFFFFF.
+      Buffer.from([0x04, 0x00, 0x00, 0xff, 0x00, 0x05, 0x00, 0x00, 0xff, 0xff, 0xff, 0xff, 0x00, 0x00, 0x00, 0x00]).copy(this.memory, cfg * 4);
     }
     if (options.readOnly || options.lockedPages) this.setAllLockBits();
     if (options.readOnly) this.memory[15] = 0x0f;
@@ -189,6 +217,7 @@ export class VirtualTag {
     this.writesThisPresentation = 0;
     this.pending = Buffer.alloc(0);
     this.stats.presentations++;
+    this.powerOn();
     return new Promise((resolve, reject) => {
       const socket = 'path' in endpoint ? net.connect(endpoint.path) : net.connect(endpoint.port, endpoint.host);
       socket.setNoDelay(true);
@@ -240,6 +269,7 @@ export class VirtualTag {
       this.pending = this.pending.subarray(2 + len);
       if (len === 1) {
         if (msg[0] === 0x04) this.send(this.atr);
+        else if (msg[0] === 0x01 || msg[0] === 0x02) this.powerOn();
         // 00 power off, 01 power on, 02 reset: no reply.
       } else {
         const writesBefore = this.writesThisPresentation;
@@ -281,8 +311,11 @@ export class VirtualTag {
       const le = cmd.length > 4 ? cmd[4]! || 256 : 256;
       if (page >= this.info.pages) return SW_WRONG_P1P2;
       if (le > 16) return SW_WRONG_LENGTH;
+      if (this.readProtected(page)) return SW_FAIL;
+      this.countRead();
+      const view = this.readView();
       const out = Buffer.alloc(le);
-      for (let i = 0; i < le; i++) out[i] = this.memory[(page * 4 + i) % this.memory.length]!; // NTAG rolls over
+      for (let i = 0; i < le; i++) out[i] = view[(page * 4 + i) % view.length]!; // NTAG rolls over
       return Buffer.concat([out, SW_OK]);
     }
     if (ins === 0xd6) {
@@ -295,8 +328,13 @@ export class VirtualTag {
         return null;
       }
       const data = cmd.subarray(5, 9);
-      if (page < 2 || page > (this.info.dynamicLockPage ?? this.info.lastUserPage)) return SW_FAIL;
-      if ((page === 2 || page === 3) && this.ignoresLocks) {
+      const cfg = configPage(this.info);
+      const lastWritable = cfg !== null ? cfg + 3 : this.info.lastUserPage;
+      if (page < 2 || page > lastWritable) return SW_FAIL;
+      if (this.writeProtected(page)) return SW_FAIL; // NAK: PWD_AUTH first
+      if (cfg !== null && page >= cfg) {
+        data.copy(this.memory, page * 4); // configuration, PWD, PACK: plain pages
+      } else if ((page === 2 || page === 3) && this.ignoresLocks) {
         // Fault: acknowledged, not applied.
       } else if (page === 2) {
         // Only the lock bytes are writable, and bits only get set.
@@ -316,27 +354,118 @@ export class VirtualTag {
       this.writeLog.push(page);
       return SW_OK;
     }
+    if (ins === 0x00 && cmd[2] === 0x00 && cmd[3] === 0x00 && cmd[5] === 0xd4 && cmd[6] === 0x42) {
+      return this.native(cmd.subarray(7, 5 + cmd[4]!));
+    }
     return SW_NOT_SUPPORTED;
   }
 
+  /** A native NTAG command through the PN53x InCommunicateThru pass-through (status 01 = no answer / NAK). */
+  private native(command: Buffer): Buffer {
+    const answer = (data: Buffer | null) =>
+      data ? Buffer.concat([Buffer.from([0xd5, 0x43, 0x00]), data, SW_OK]) : Buffer.from([0xd5, 0x43, 0x01, 0x90, 0x00]);
+    const cfg = configPage(this.info);
+    if (cfg === null) return answer(null);
+    if (command[0] === 0x1b && command.length === 5) {
+      // PWD_AUTH: answers PACK when the password matches, NAK otherwise.
+      const pwd = this.memory.subarray((cfg + 2) * 4, (cfg + 3) * 4);
+      if (!command.subarray(1, 5).equals(pwd)) {
+        this.failedAuths.push(Buffer.from(command.subarray(1, 5)));
+        return answer(null);
+      }
+      this.authenticated = true;
+      return answer(Buffer.from(this.memory.subarray((cfg + 3) * 4, (cfg + 3) * 4 + 2)));
+    }
+    if (command[0] === 0x39 && command[1] === 0x02) {
+      // READ_CNT: LSB first. NFC_CNT_PWD_PROT (ACCESS bit 3) needs PWD_AUTH first.
+      if ((this.memory[(cfg + 1) * 4]! & 0x08) !== 0 && !this.authenticated) return answer(null);
+      return answer(Buffer.from([this.counter & 0xff, (this.counter >> 8) & 0xff, (this.counter >> 16) & 0xff]));
+    }
+    return answer(null);
+  }
+
+  /** The tag enters the field again: the NFC counter may advance once more, PWD_AUTH is forgotten. */
+  powerOn(): void {
+    this.countedThisPowerOn = false;
+    this.authenticated = false;
+  }
+
+  /** AUTH0 and PROT (ACCESS bit 7): pages from AUTH0 on need PWD_AUTH to be written (and read when PROT is set). */
+  private protectedFrom(): number | null {
+    const cfg = configPage(this.info);
+    if (cfg === null || this.authenticated) return null;
+    return this.memory[cfg * 4 + 3]!;
+  }
+
+  private writeProtected(page: number): boolean {
+    const auth0 = this.protectedFrom();
+    return auth0 !== null && page >= auth0;
+  }
+
+  private readProtected(page: number): boolean {
+    const auth0 = this.protectedFrom();
+    const cfg = configPage(this.info)!;
+    return auth0 !== null && page >= auth0 && (this.memory[(cfg + 1) * 4]! & 0x80) !== 0;
+  }
+
+  /** NFC_CNT_EN (ACCESS bit 4): the counter advances at the first READ after power-on, up to FFFFFF. */
+  private countRead(): void {
+    const cfg = configPage(this.info);
+    if (cfg === null || this.countedThisPowerOn) return;
+    this.countedThisPowerOn = true;
+    if ((this.memory[(cfg + 1) * 4]! & 0x10) !== 0 && this.counter < 0xffffff) this.counter++;
+  }
+
+  /** What READ returns: memory with the ASCII mirror applied, PWD and PACK as zeros. */
+  private readView(): Buffer {
+    const cfg = configPage(this.info);
+    if (cfg === null) return this.memory;
+    const view = Buffer.from(this.memory);
+    view.fill(0, (cfg + 2) * 4, (cfg + 4) * 4);
+    const mirrorByte = this.memory[cfg * 4]!;
+    const conf = mirrorByte >> 6;
+    const mirrorPage = this.memory[cfg * 4 + 2]!;
+    if (conf === 0 || mirrorPage < 4) return view;
+    const hex = (b: Buffer) => b.toString('hex').toUpperCase();
+    const counter = Buffer.from([(this.counter >> 16) & 0xff, (this.counter >> 8) & 0xff, this.counter & 0xff]);
+    const counterOn = (this.memory[(cfg + 1) * 4]! & 0x10) !== 0;
+    // The counter mirror shows 000000 while NFC_CNT_EN is off.
+    const counterText = hex(counterOn ? counter : Buffer.alloc(3));
+    const text = conf === 1 ? hex(this.uid) : conf === 2 ? counterText : `${hex(this.uid)}x${counterText}`;
+    const at = mirrorPage * 4 + ((mirrorByte >> 4) & 0x03);
+    if (at + text.length > (this.info.lastUserPage + 1) * 4) return view; // does not fit: no mirror
+    view.write(text, at, 'latin1');
+    return view;
+  }
+
+  /**
+   * A phone taps the tag (outside PC/SC): power-on, then the NDEF read as a phone does it, with
+   * the mirror applied and the counter advanced. Returns the NDEF message the phone gets.
+   */
+  phoneTap(): Buffer | null {
+    this.powerOn();
+    this.countRead();
+    return this.ndefMessage(this.readView());
+  }
+
   /** The value of the first NDEF Message TLV in the data area, or null if none / malformed. */
-  ndefMessage(): Buffer | null {
+  ndefMessage(memory: Buffer = this.memory): Buffer | null {
     let at = 16;
-    const end = 16 + this.memory[14]! * 8;
+    const end = 16 + memory[14]! * 8;
     while (at < end) {
-      const t = this.memory[at]!;
+      const t = memory[at]!;
       if (t === 0x00) {
         at++;
         continue;
       }
       if (t === 0xfe) return null;
-      let len = this.memory[at + 1]!;
+      let len = memory[at + 1]!;
       let head = 2;
       if (len === 0xff) {
-        len = this.memory.readUInt16BE(at + 2);
+        len = memory.readUInt16BE(at + 2);
         head = 4;
       }
-      if (t === 0x03) return Buffer.from(this.memory.subarray(at + head, at + head + len));
+      if (t === 0x03) return Buffer.from(memory.subarray(at + head, at + head + len));
       at += head + len;
     }
     return null;

@@ -7,7 +7,7 @@
 import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { advice, type ReaderAdvice } from './advice.ts';
-import { NfcError, type WriteOutcome } from './program.ts';
+import { NfcError, type WriteOptions, type WriteOutcome } from './program.ts';
 import { EXIT_UNAVAILABLE, type CardOnReader, type FromChild, type ReaderState, type ToChild } from './protocol.ts';
 import { type BridgeChild, forkBridgeChild, type SpawnBridgeChild } from './spawn.ts';
 
@@ -23,7 +23,7 @@ export interface BridgeStatus {
   generation: number;
 }
 
-export interface WriteRequest {
+export interface WriteRequest extends Pick<WriteOptions, 'mirror' | 'protect' | 'password' | 'configured'> {
   url: string;
   lock?: boolean;
   /** Only read the tag back and compare with `url` (it already holds it): nothing is written. */
@@ -148,6 +148,10 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
         url: request.url,
         lock: request.lock === true,
         verifyOnly: request.verifyOnly === true,
+        mirror: request.mirror,
+        protect: request.protect,
+        password: request.password,
+        configured: request.configured,
         reader: request.reader,
         expectUid: request.expectUid,
         ntag424: request.ntag424,

@@ -339,6 +339,9 @@ function outcome(url: string, counter: ApduCounter, written: number, recognised:
     inspectApdus: 0,
     pagesWritten: written,
     locked: false,
+    // NTAG21x options: a 424 DNA proves its taps with SDM instead.
+    mirror: false,
+    protected: false,
     recognised,
     keyVersion,
     readCounter,

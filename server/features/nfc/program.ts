@@ -6,6 +6,16 @@
 import { decodeUriMessage, encodeUriMessage } from './ndef.ts';
 import { contentOf, inspectNtag424, type Ntag424State, NTAG424_TYPE } from './ntag424-program.ts';
 import {
+  configBytes,
+  configPageFor,
+  isPasswordProtected,
+  MIRROR_PLACEHOLDER,
+  mirrorPosition,
+  parseConfig,
+  type Ntag21xConfig,
+  type TagPassword,
+} from './ntag21x.ts';
+import {
   bytesNeeded,
   classifyAtr,
   dynamicLockPage,
@@ -40,6 +50,8 @@ export const NFC_ERROR_CODES = [
   'no_master_key', // an NTAG 424 DNA, and no organization master key to key it with
   'busy',
   'io_error',
+  'password_protected', // an NTAG21x protected with a password that is not ours
+  'config_failed', // mirror or password configuration did not read back as written
 ] as const;
 export type NfcErrorCode = (typeof NFC_ERROR_CODES)[number];
 
@@ -63,6 +75,11 @@ export const messages = {
     return `Tag too small: the URL needs ${need} bytes, this ${presented} holds ${have}. ${use}`;
   },
   verifyFailed: 'Read-back did not match what was written. Present the tag again to retry, or use another tag.',
+  passwordProtected:
+    'This tag is password-protected by someone else (another organization or another program): Waymark does not have its password and cannot rewrite it. Use another tag.',
+  configFailed:
+    'The tag did not take its mirror or password configuration (it read back different). The URL is written; present the tag again to retry, or use another tag.',
+  needsNtag21x: (type: string) => `The counter mirror and the password need an NTAG213, NTAG215 or NTAG216; this is a ${type}. Use an NTAG, or write without them.`,
   lockFailed:
     'The tag did not take the lock: its lock bytes read back unset. The URL is written and verified but the tag is still writable. Present it again to retry, or use another tag.',
 };
@@ -224,6 +241,40 @@ async function readContent(tx: Transmit, first8: Buffer, dataAreaBytes: number, 
   return { kind: 'blank' };
 }
 
+/**
+ * A native NTAG command through the reader's pass-through (PN53x InCommunicateThru, as ACR122U-family
+ * readers take it: `FF 00 00 00 Lc D4 42 <command>`). Null when the tag answered NAK or nothing.
+ */
+async function nativeCommand(tx: Transmit, command: Buffer, counter: ApduCounter): Promise<Buffer | null> {
+  const r = await send(tx, Buffer.concat([Buffer.from([0xff, 0x00, 0x00, 0x00, command.length + 2, 0xd4, 0x42]), command]), 40, counter);
+  if (!ok(r) || r.length < 5 || r[0] !== 0xd5 || r[1] !== 0x43 || r[2] !== 0x00) return null;
+  return r.subarray(3, -2);
+}
+
+/** PWD_AUTH (1B): true when the tag answered with the expected PACK. */
+async function passwordAuth(tx: Transmit, password: TagPassword, counter: ApduCounter): Promise<boolean> {
+  const pack = await nativeCommand(tx, Buffer.concat([Buffer.from([0x1b]), password.pwd]), counter);
+  return pack !== null && pack.subarray(0, 2).equals(password.pack);
+}
+
+/** READ_CNT (39 02): the NFC counter, null when the tag refuses it. */
+export async function readCounter(tx: Transmit, counter: ApduCounter = { apdus: 0 }): Promise<number | null> {
+  const r = await nativeCommand(tx, Buffer.from([0x39, 0x02]), counter);
+  return r && r.length >= 3 ? r[0]! | (r[1]! << 8) | (r[2]! << 16) : null;
+}
+
+export interface WriteOptions {
+  lock?: boolean | undefined;
+  /** Write the URL with the mirror placeholder and turn on the UID + NFC counter mirror. */
+  mirror?: boolean | undefined;
+  /** Protect the tag with `password` (AUTH0/PWD/PACK). */
+  protect?: boolean | undefined;
+  /** This tag's password (derived by the server): authenticates a protected tag before rewriting it. */
+  password?: { pwd: string; pack: string } | undefined;
+  /** The server wrote this tag protected or mirrored before: read its configuration first. */
+  configured?: boolean | undefined;
+}
+
 export interface WriteOutcome {
   uid: string;
   type: string;
@@ -239,31 +290,91 @@ export interface WriteOutcome {
   /** NTAG 424 DNA only: the key version written, and the SDMReadCtr the verify read mirrored. */
   keyVersion?: number;
   readCounter?: number;
+  /** The UID + counter mirror is on. */
+  mirror: boolean;
+  /** The tag is password-protected (with its derived password). */
+  protected: boolean;
 }
 
 /**
  * Writes `url` as an NDEF URI message in the NDEF-safe page order, reads it back (one 16-byte
- * read per 4 pages) and compares, then optionally locks the tag permanently.
+ * read per 4 pages) and compares, configures an NTAG21x's mirror and password when asked, then
+ * optionally locks the tag permanently.
  */
-export async function writeUriToTag(
-  tx: Transmit,
-  snapshot: TagSnapshot,
-  url: string,
-  options: { lock?: boolean } = {},
-): Promise<WriteOutcome> {
+export async function writeUriToTag(tx: Transmit, snapshot: TagSnapshot, url: string, options: WriteOptions = {}): Promise<WriteOutcome> {
   const { info, cc } = snapshot;
   if (info.refusal) throw new NfcError(info.refusal.code, info.refusal.message);
   if (!cc) throw new NfcError('not_formatted', messages.notFormatted);
+  const cfgPage = configPageFor(cc.dataAreaBytes);
+  const wantsConfig = options.mirror === true || options.protect === true;
+  if (wantsConfig && cfgPage === null) throw new NfcError('unsupported_card', messages.needsNtag21x(cc.type));
   const message = encodeUriMessage(url);
   const need = bytesNeeded(message);
   if (need > cc.dataAreaBytes) throw new NfcError('too_small', messages.tooSmall(need, cc.dataAreaBytes, cc.type));
   const tlv = ndefTlv(message, cc.dataAreaBytes);
-  const plan = planWrite(tlv, snapshot.firstDataPage);
+  const mirror = options.mirror ? mirrorPosition(tlv) : null;
+  if (options.mirror && !mirror) throw new NfcError('io_error', 'The URL has no mirror placeholder.');
+  const password = options.password ? { pwd: Buffer.from(options.password.pwd, 'hex'), pack: Buffer.from(options.password.pack, 'hex') } : null;
+  if (options.protect && !password) throw new NfcError('io_error', 'No password to protect the tag with.');
   const counter: ApduCounter = { apdus: 0 };
-  for (const w of plan) await writePage(tx, w.page, w.data, counter);
+
+  // The configuration is read only when it matters (mirror or password asked, or set by an
+  // earlier write), so a plain tag costs no extra APDU; a refused write reads it to explain.
+  let config: Ntag21xConfig | null = null;
+  const readConfig = async () => (config = parseConfig(await readPages(tx, cfgPage!, counter)));
+  const unlock = async (cfg: Ntag21xConfig) => {
+    if (!isPasswordProtected(cfg, cfgPage!)) return;
+    if (!password || !(await passwordAuth(tx, password, counter))) throw new NfcError('password_protected', messages.passwordProtected);
+  };
+  if (cfgPage !== null && (wantsConfig || options.configured)) await unlock(await readConfig());
+
+  const plan = planWrite(tlv, snapshot.firstDataPage);
+  for (const [i, w] of plan.entries()) {
+    try {
+      await writePage(tx, w.page, w.data, counter);
+    } catch (err) {
+      // The first write refused: a password, rather than lock bits, may be why.
+      if (i > 0 || config !== null || cfgPage === null || !(err instanceof NfcError) || err.code !== 'read_only') throw err;
+      const cfg = await readConfig();
+      if (!isPasswordProtected(cfg, cfgPage)) throw err;
+      await unlock(cfg);
+      await writePage(tx, w.page, w.data, counter);
+    }
+  }
   snapshot.firstDataPage = Buffer.from(tlv.subarray(0, 4));
-  await verifyTlv(tx, tlv, counter);
+  // Reads answer with the mirror applied wherever an earlier configuration put it.
+  const mask = mirror ? { from: mirror.offset, to: mirror.offset + MIRROR_PLACEHOLDER.length } : null;
+  let verified = true;
+  try {
+    await verifyTlv(tx, tlv, counter, mask);
+  } catch (err) {
+    // A mirror left on by an earlier write garbles the read-back: find out, then turn it off below.
+    if (!(err instanceof NfcError) || err.code !== 'verify_failed' || cfgPage === null) throw err;
+    const cfg = config ?? (await readConfig());
+    if (cfg.mirrorConf === 0) throw err;
+    verified = false;
+  }
   info.content = { kind: 'uri', url };
+
+  let isProtected = false;
+  const cfgNow = config as Ntag21xConfig | null;
+  if (cfgPage !== null && cfgNow !== null) {
+    const wasProtected = isPasswordProtected(cfgNow, cfgPage);
+    isProtected = options.protect === true;
+    const { cfg0, cfg1 } = configBytes({ mirror, protect: isProtected });
+    // PWD and PACK before AUTH0, so the protection starts with the right password in place.
+    if (isProtected) {
+      await writePage(tx, cfgPage + 2, password!.pwd, counter);
+      await writePage(tx, cfgPage + 3, Buffer.concat([password!.pack, Buffer.alloc(2)]), counter);
+    }
+    await writePage(tx, cfgPage + 1, cfg1, counter);
+    await writePage(tx, cfgPage, cfg0, counter);
+    const back = await readPages(tx, cfgPage, counter);
+    if (!back.subarray(0, 4).equals(cfg0) || back[4] !== cfg1[0]) throw new NfcError('config_failed', messages.configFailed);
+    // The password itself reads back as zeros: a PWD_AUTH proves it (a wrong one would lose the tag).
+    if (isProtected && !wasProtected && !(await passwordAuth(tx, password!, counter))) throw new NfcError('config_failed', messages.configFailed);
+    if (mirror || !verified) await verifyTlv(tx, tlv, counter, mask, mirror ? info.uid : undefined);
+  }
 
   if (options.lock) {
     // Dynamic lock bytes first, then the CC (read-only access), then the static lock bytes,
@@ -287,19 +398,33 @@ export async function writeUriToTag(
     inspectApdus: takeInspectApdus(snapshot),
     pagesWritten: plan.length,
     locked: options.lock === true,
+    mirror: mirror !== null,
+    protected: isProtected,
   };
 }
 
-/** Reads the TLV's pages back (one 16-byte read per 4 pages) and compares. */
-async function verifyTlv(tx: Transmit, tlv: Buffer, counter: ApduCounter): Promise<void> {
+/**
+ * Reads the TLV's pages back (one 16-byte read per 4 pages) and compares. Inside `mask` (the
+ * mirror placeholder) the tag answers with its mirror: any `UIDxCOUNTER`-shaped text is accepted,
+ * or, with `uid`, only that UID's.
+ */
+async function verifyTlv(tx: Transmit, tlv: Buffer, counter: ApduCounter, mask: { from: number; to: number } | null = null, uid?: string): Promise<void> {
   const padded = Buffer.alloc(Math.ceil(tlv.length / 4) * 4);
   tlv.copy(padded);
+  const got = Buffer.alloc(padded.length);
   for (const page of verifyReads(padded.length)) {
-    const got = await readPages(tx, page, counter);
     const offset = (page - FIRST_DATA_PAGE) * 4;
-    const want = padded.subarray(offset, offset + 16);
-    if (!got.subarray(0, want.length).equals(want)) throw new NfcError('verify_failed', messages.verifyFailed);
+    (await readPages(tx, page, counter)).copy(got, offset, 0, Math.min(16, padded.length - offset));
   }
+  if (!mask) {
+    if (!got.equals(padded)) throw new NfcError('verify_failed', messages.verifyFailed);
+    return;
+  }
+  const outside = (b: Buffer) => Buffer.concat([b.subarray(0, mask.from), b.subarray(mask.to)]);
+  const mirrored = got.subarray(mask.from, mask.to).toString('latin1');
+  const shape = uid ? new RegExp(`^${uid.replaceAll(':', '')}x[0-9A-F]{6}$`) : /^[0-9A-F]{14}x[0-9A-F]{6}$/;
+  const inside = uid ? shape.test(mirrored) : mirrored === MIRROR_PLACEHOLDER || shape.test(mirrored);
+  if (!outside(got).equals(outside(padded)) || !inside) throw new NfcError('verify_failed', messages.verifyFailed);
 }
 
 export function takeInspectApdus(snapshot: TagSnapshot): number {
@@ -325,5 +450,7 @@ export async function verifyUriOnTag(tx: Transmit, snapshot: TagSnapshot, url: s
     inspectApdus: takeInspectApdus(snapshot),
     pagesWritten: 0,
     locked: false,
+    mirror: false,
+    protected: false,
   };
 }

@@ -1,5 +1,5 @@
 /** Messages between the API process (bridge.ts) and the PC/SC child (bridge-child.ts), over IPC. */
-import type { NfcErrorCode, TagInfo, WriteOutcome } from './program.ts';
+import type { NfcErrorCode, TagInfo, WriteOptions, WriteOutcome } from './program.ts';
 
 export type ReaderState =
   | 'starting' // the child is starting
@@ -15,7 +15,7 @@ export interface CardOnReader {
 }
 
 export type ToChild =
-  | {
+  | ({
       type: 'write';
       id: number;
       url: string;
@@ -25,7 +25,7 @@ export type ToChild =
       expectUid?: string | undefined;
       /** For an NTAG 424 DNA: its five per-tag keys (hex) and their version. Never logged. */
       ntag424?: { keys: string[]; version: number } | undefined;
-    }
+    } & Pick<WriteOptions, 'mirror' | 'protect' | 'password' | 'configured'>)
   | { type: 'feedback'; reader: string; ok: boolean }
   | { type: 'shutdown' };
 

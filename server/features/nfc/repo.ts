@@ -10,6 +10,8 @@ export interface SessionRow {
   status: SessionStatus;
   lock_tags: number;
   allow_reassign: number;
+  mirror_tags: number;
+  protect_tags: number;
   started_at: string;
   updated_at: string;
   ended_at: string | null;
@@ -34,10 +36,13 @@ export interface WriteLogRow {
   url: string;
   tag_type: string;
   locked: number;
+  mirror: number;
+  protected: number;
   written_at: string;
 }
 
-const SESSION_COLUMNS = ['id', 'org_id', 'batch_id', 'status', 'lock_tags', 'allow_reassign', 'started_at', 'updated_at', 'ended_at'] as const;
+const SESSION_COLUMNS = ['id', 'org_id', 'batch_id', 'status', 'lock_tags', 'allow_reassign', 'mirror_tags', 'protect_tags', 'started_at', 'updated_at', 'ended_at'] as const;
+const WRITE_COLUMNS = ['org_id', 'node_id', 'session_id', 'uid', 'url', 'tag_type', 'locked', 'mirror', 'protected', 'written_at'] as const;
 const ITEM_COLUMNS = ['session_id', 'node_id', 'serial_number', 'state', 'uid', 'attempts', 'last_error', 'updated_at'] as const;
 
 /** SQL for NFC sessions and the tag write log (the only place NFC SQL lives). */
@@ -109,7 +114,8 @@ export class NfcRepo {
       .execute();
   }
 
-  async logWrite(db: Executor, row: WriteLogRow): Promise<void> {
+  /** `mirror` and `protected` default to 0 (a plain tag). */
+  async logWrite(db: Executor, row: Omit<WriteLogRow, 'mirror' | 'protected'> & Partial<Pick<WriteLogRow, 'mirror' | 'protected'>>): Promise<void> {
     await db.insertInto('nfc_writes').values(row).execute();
   }
 
@@ -122,9 +128,14 @@ export class NfcRepo {
   async writesForNode(db: Executor, nodeId: string): Promise<WriteLogRow[]> {
     return db
       .selectFrom('nfc_writes')
-      .select(['org_id', 'node_id', 'session_id', 'uid', 'url', 'tag_type', 'locked', 'written_at'])
+      .select(WRITE_COLUMNS)
       .where('node_id', '=', nodeId)
       .orderBy('seq')
       .execute();
+  }
+
+  /** The last time this organization wrote the tag with this UID (its mirror and password state). */
+  async lastWriteOfTag(db: Executor, orgId: string, uid: string): Promise<WriteLogRow | undefined> {
+    return db.selectFrom('nfc_writes').select(WRITE_COLUMNS).where('org_id', '=', orgId).where('uid', '=', uid).orderBy('seq', 'desc').limit(1).executeTakeFirst();
   }
 }

@@ -213,8 +213,8 @@ export function nfcRoutes(nfc: NfcService) {
       responses: { 200: { description: 'Written and verified', schema: TagWrittenSchema }, 404: { description: 'Node not found' }, ...conflicts },
       handler: async (ctx) => {
         local(ctx);
-        const { slug, lock, reassign, timeout_ms, allow_local_scan_base } = ctx.body;
-        return { data: await nfcCall(() => nfc.writeNode(ctx.auth.orgId, slug, { lock, reassign, timeoutMs: timeout_ms, allowLocalScanBase: allow_local_scan_base })) };
+        const { slug, lock, mirror, protect, reassign, timeout_ms, allow_local_scan_base } = ctx.body;
+        return { data: await nfcCall(() => nfc.writeNode(ctx.auth.orgId, slug, { lock, mirror, protect, reassign, timeoutMs: timeout_ms, allowLocalScanBase: allow_local_scan_base })) };
       },
     }),
   ];

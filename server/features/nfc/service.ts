@@ -18,9 +18,11 @@ import type { BridgeStatus, NfcDevice } from './bridge.ts';
 import { nfcTagUrl } from './ndef.ts';
 import { ntag424KeySet, SUN_URL_TEMPLATE_SUFFIX } from './ntag424/index.ts';
 import { NTAG424_TYPE, ntag424Messages } from './ntag424-program.ts';
+import { mirrorUrl, unmirrored } from './ntag21x.ts';
 import { NfcError, type NfcErrorCode, type TagInfo } from './program.ts';
 import type { CardOnReader } from './protocol.ts';
 import type { ItemRow, NfcRepo, SessionRow } from './repo.ts';
+import type { TagPasswords } from './tagPasswords.ts';
 
 export interface NfcServiceDeps {
   store: Store;
@@ -34,6 +36,14 @@ export interface NfcServiceDeps {
   device: NfcDevice | null;
   /** NTAG 424 DNA keys and per-tag state (the tap proofs feature, wired by app.ts); null: 424 tags are refused. */
   tagKeys?: NfcTagKeys | null;
+  /** Per-tag NTAG21x passwords (from the secret store); without it tags cannot be protected. */
+  passwords?: TagPasswords | undefined;
+}
+
+/** NTAG21x options of a write or a session (docs/nfc.md, "NTAG21x evidence and passwords"). */
+export interface Ntag21xOptions {
+  mirror?: boolean | undefined;
+  protect?: boolean | undefined;
 }
 
 /** What personalising an NTAG 424 DNA needs from the tap proofs feature. */
@@ -98,6 +108,10 @@ export interface TagWritten {
   tag_type: string;
   url: string;
   locked: boolean;
+  /** The URL carries the UID + NFC counter mirror. */
+  mirror: boolean;
+  /** The tag is protected with its derived password. */
+  protected: boolean;
   reassigned_from: string | null;
   session_id: string | null;
   /** APDUs exchanged with the tag: its detection when presented, the writes, the verify reads (and the lock). */
@@ -117,6 +131,8 @@ export interface SessionView {
   batch_label: string;
   status: SessionRow['status'];
   lock_tags: boolean;
+  mirror_tags: boolean;
+  protect_tags: boolean;
   allow_reassign: boolean;
   /** What to ask the technician for: "Place tag for <serial>". Null when nothing is left. */
   next: { serial: string | null; slug: string; node_id: string; url: string; revisit: boolean } | null;
@@ -144,10 +160,15 @@ export class NfcRefusal extends NfcError {
   }
 }
 
+/** Registers a tag written with the mirror for scan-time checks (features/tapproofs), in the write's transaction. */
+export type MirrorRegistry = (tx: Executor, tag: { org_id: string; uid: string; node_id: string }) => Promise<void>;
+
 interface PendingSingle {
   orgId: string;
   nodeId: string;
   lock: boolean;
+  mirror: boolean;
+  protect: boolean;
   reassign: boolean;
   resolve: (w: TagWritten) => void;
   reject: (e: Error) => void;
@@ -167,10 +188,16 @@ export class NfcService {
   private single: PendingSingle | null = null;
   private lastRefusal: Refusal | null = null;
   private readonly unsubscribe: Array<() => void> = [];
+  private mirrorRegistry: MirrorRegistry | null = null;
 
   constructor(deps: NfcServiceDeps) {
     this.deps = deps;
     this.emitter.setMaxListeners(100);
+  }
+
+  /** Set by createApp once the tap proof feature exists (it is created after this one). */
+  useMirrorRegistry(registry: MirrorRegistry): void {
+    this.mirrorRegistry = registry;
   }
 
   /** Subscribes to the reader. An active session found in the database resumes by itself. */
@@ -230,7 +257,12 @@ export class NfcService {
   }
 
   /** 409 while the scan base is loopback, unless `allow_local_scan_base` (test tags): a tag's URL is permanent. */
-  async startSession(orgId: string, batchId: string, options: { lock?: boolean; allow_reassign?: boolean; allow_local_scan_base?: boolean } = {}): Promise<SessionView> {
+  async startSession(
+    orgId: string,
+    batchId: string,
+    options: { lock?: boolean | undefined; allow_reassign?: boolean | undefined; allow_local_scan_base?: boolean | undefined } & Ntag21xOptions = {},
+  ): Promise<SessionView> {
+    if (options.protect) this.requirePasswords();
     const { repo, store } = this.deps;
     const view = await store.transaction(async (tx) => {
       const batch = await this.deps.batchService.get(orgId, batchId, tx);
@@ -251,6 +283,8 @@ export class NfcService {
         status: 'active',
         lock_tags: options.lock ? 1 : 0,
         allow_reassign: options.allow_reassign ? 1 : 0,
+        mirror_tags: options.mirror ? 1 : 0,
+        protect_tags: options.protect ? 1 : 0,
         started_at: now,
         updated_at: now,
         ended_at: null,
@@ -335,7 +369,12 @@ export class NfcService {
    * Writes one node's tag: the tag on the reader now, or the next one presented within
    * `timeoutMs`. Refusals reject with an NfcError (NfcRefusal for a tag bound elsewhere).
    */
-  async writeNode(orgId: string, slug: string, options: { lock?: boolean; reassign?: boolean; timeoutMs?: number; allowLocalScanBase?: boolean } = {}): Promise<TagWritten> {
+  async writeNode(
+    orgId: string,
+    slug: string,
+    options: { lock?: boolean | undefined; reassign?: boolean | undefined; timeoutMs?: number | undefined; allowLocalScanBase?: boolean | undefined } & Ntag21xOptions = {},
+  ): Promise<TagWritten> {
+    if (options.protect) this.requirePasswords();
     const node = await this.deps.nodeService.get(orgId, slug);
     assertPermanentScanBase(await this.deps.nodeService.scanBaseOf(orgId), options.allowLocalScanBase, 'tag');
     if (!this.deps.device) throw new NfcError('unavailable', this.readerStatus().message);
@@ -351,7 +390,17 @@ export class NfcService {
         this.single = null;
         reject(new NfcError('no_tag', `No tag was presented within ${Math.round(timeoutMs / 1000)} s.`));
       }, timeoutMs);
-      this.single = { orgId, nodeId: node.id, lock: options.lock === true, reassign: options.reassign === true, resolve, reject, timer };
+      this.single = {
+        orgId,
+        nodeId: node.id,
+        lock: options.lock === true,
+        mirror: options.mirror === true,
+        protect: options.protect === true,
+        reassign: options.reassign === true,
+        resolve,
+        reject,
+        timer,
+      };
       const card = this.presentCard();
       if (card) void this.onCard(card);
     });
@@ -380,7 +429,8 @@ export class NfcService {
       try {
         const node = await this.deps.nodeService.byId(this.db, single.nodeId);
         if (!node) throw notFound.node();
-        single.resolve(await this.perform(single.orgId, node, card, { lock: single.lock, reassign: single.reassign, sessionId: null, automatic: false }));
+        const { lock, mirror, protect, reassign } = single;
+        single.resolve(await this.perform(single.orgId, node, card, { lock, mirror, protect, reassign, sessionId: null, automatic: false }));
       } catch (err) {
         single.reject(err as Error);
       } finally {
@@ -402,7 +452,13 @@ export class NfcService {
       const node = await this.deps.nodeService.byId(this.db, item.node_id);
       if (!node) throw notFound.node();
       try {
-        const written = await this.perform(session.org_id, node, card, { lock: session.lock_tags === 1, sessionId: session.id, ...how });
+        const written = await this.perform(session.org_id, node, card, {
+          lock: session.lock_tags === 1,
+          mirror: session.mirror_tags === 1,
+          protect: session.protect_tags === 1,
+          sessionId: session.id,
+          ...how,
+        });
         this.lastRefusal = null;
         this.emit({ type: 'session', data: await this.view(this.db, (await this.deps.repo.session(this.db, session.id))!) }, session.org_id);
         return written;
@@ -439,7 +495,7 @@ export class NfcService {
     orgId: string,
     node: NodeRow,
     card: CardOnReader,
-    opts: { lock: boolean; reassign: boolean; sessionId: string | null; automatic: boolean },
+    opts: { lock: boolean; mirror: boolean; protect: boolean; reassign: boolean; sessionId: string | null; automatic: boolean },
   ): Promise<TagWritten> {
     const device = this.deps.device!;
     const info: TagInfo = card.info;
@@ -450,11 +506,13 @@ export class NfcService {
         throw new NfcRefusal({ ...base, code: r.code, message: r.message });
       }
       const bound = await this.deps.nodeService.byHardwareId(this.db, orgId, info.uid);
-      const heldUrl = info.content?.kind === 'uri' ? info.content.url : null;
+      // A mirrored tag reads with its UID and counter in the URL: compare what was written.
+      const heldUrl = info.content?.kind === 'uri' ? unmirrored(info.content.url) : null;
       const held = heldUrl ? await this.nodeForUrl(this.db, orgId, heldUrl) : undefined;
       // Only a tag holding exactly what Waymark writes (with ?nfc) can be verified instead of written.
+      // A session that mirrors, protects or locks writes (and configures) instead; an NTAG 424 DNA decides itself.
       const recognisable =
-        held !== undefined && (info.type === NTAG424_TYPE || (heldUrl === nfcTagUrl(await this.scanUrlOf(orgId, held.slug)) && !opts.lock));
+        held !== undefined && (info.type === NTAG424_TYPE || (heldUrl === nfcTagUrl(await this.scanUrlOf(orgId, held.slug)) && !opts.lock && !opts.mirror && !opts.protect));
       let target = node;
       let verifyOnly = false;
       if (bound && bound.id !== node.id) {
@@ -493,11 +551,30 @@ export class NfcService {
         }
       }
       const dna = info.type === NTAG424_TYPE;
-      const url = tagUrlFor(await this.scanUrlOf(orgId, target.slug), dna);
+      const tagUrl = tagUrlFor(await this.scanUrlOf(orgId, target.slug), dna);
+      // An NTAG 424 DNA proves its taps itself: no NTAG21x mirror, password or lock on it.
+      const mirror = !!opts.mirror && !verifyOnly && !dna;
+      const protect = !!opts.protect && !verifyOnly && !dna;
+      const url = mirror ? mirrorUrl(tagUrl) : tagUrl;
       const keys = dna ? this.tagKeysFor(orgId, info.uid) : undefined;
+      // A tag this organization mirrored or protected before has its configuration read first,
+      // and any tag may turn out protected: the password is computed from its UID, never stored.
+      const before = dna ? undefined : await this.deps.repo.lastWriteOfTag(this.db, orgId, info.uid);
+      const password = dna ? undefined : (this.deps.passwords?.passwordFor(orgId, info.uid, opts.protect) ?? undefined);
       const t0 = performance.now();
       // An NTAG 424 DNA decides itself between personalising and only verifying (its key versions say how far it got).
-      const outcome = await device.write({ url, lock: opts.lock && !dna, verifyOnly: verifyOnly && !dna, reader: card.reader, expectUid: info.uid, ntag424: keys });
+      const outcome = await device.write({
+        url,
+        lock: !!opts.lock && !dna,
+        verifyOnly: verifyOnly && !dna,
+        reader: card.reader,
+        expectUid: info.uid,
+        ntag424: keys,
+        mirror,
+        protect,
+        password,
+        configured: before !== undefined && (before.mirror === 1 || before.protected === 1),
+      });
       const ms = performance.now() - t0;
       // What the tag holds now (the bridge's card entry is this object: GET /nfc/tag sees it too).
       info.content = { kind: 'uri', url };
@@ -506,6 +583,8 @@ export class NfcService {
         url,
         type: outcome.type,
         locked: outcome.locked,
+        mirror: outcome.mirror,
+        protected: outcome.protected,
         apdus: outcome.inspectApdus + outcome.apdus,
         recognised: outcome.recognised ?? verifyOnly,
         keyVersion: dna ? (keys?.version ?? null) : null,
@@ -531,11 +610,12 @@ export class NfcService {
   /** The node of this organization whose scan URL (with or without `?nfc`) is `url`. */
   private async nodeForUrl(db: Executor, orgId: string, url: string): Promise<NodeRow | undefined> {
     const slug = /\/v\/([^/?#]+)/.exec(url)?.[1];
+    const written = unmirrored(url);
     if (!slug) return undefined;
     const node = await this.deps.nodeService.get(orgId, slug, db).catch(() => undefined);
     if (!node) return undefined;
     const scan = await this.scanUrlOf(orgId, node.slug, db);
-    return url === scan || url === nfcTagUrl(scan) || isSunUrl(url, scan) ? node : undefined;
+    return url === scan || written === nfcTagUrl(scan) || written === mirrorUrl(nfcTagUrl(scan)) || isSunUrl(url, scan) ? node : undefined;
   }
 
   /** The per-tag keys of an NTAG 424 DNA (hex, for the bridge child), from the organization's current master key. */
@@ -621,7 +701,7 @@ export class NfcService {
   private commit(
     orgId: string,
     node: NodeRow,
-    w: { uid: string; url: string; type: string; locked: boolean; apdus: number; recognised: boolean; keyVersion: number | null; ms: number; sessionId: string | null },
+    w: { uid: string; url: string; type: string; locked: boolean; mirror: boolean; protected: boolean; apdus: number; recognised: boolean; keyVersion: number | null; ms: number; sessionId: string | null },
   ): Promise<TagWritten> {
     const { repo, nodeService, outbox, store } = this.deps;
     return store.transaction(async (tx) => {
@@ -648,6 +728,8 @@ export class NfcService {
         tag_type: w.type,
         url: w.url,
         locked: w.locked,
+        mirror: w.mirror,
+        protected: w.protected,
         reassigned_from: reassignedFrom,
         session_id: w.sessionId,
         apdus: w.apdus,
@@ -663,6 +745,8 @@ export class NfcService {
         tag_type: w.type,
         url: w.url,
         locked: w.locked,
+        mirror: w.mirror,
+        protected: w.protected,
         reassigned_from: reassignedFrom,
         written_at: now,
       });
@@ -670,7 +754,7 @@ export class NfcService {
         // The scan-time check needs the tag's UID and key version (tap proofs' table), bound in this same transaction.
         await this.deps.tagKeys!.register(tx, { org_id: orgId, uid: w.uid.replace(/:/g, ''), node_id: next.id, key_version: w.keyVersion });
       }
-      await repo.logWrite(tx, { org_id: orgId, node_id: next.id, session_id: w.sessionId, uid: w.uid, url: w.url, tag_type: w.type, locked: w.locked ? 1 : 0, written_at: now });
+      await repo.logWrite(tx, { org_id: orgId, node_id: next.id, session_id: w.sessionId, uid: w.uid, url: w.url, tag_type: w.type, locked: w.locked ? 1 : 0, mirror: w.mirror ? 1 : 0, protected: w.protected ? 1 : 0, written_at: now });
       const session = await repo.activeSession(tx);
       if (session && session.org_id === orgId) {
         const item = await repo.item(tx, session.id, next.id);
@@ -680,6 +764,8 @@ export class NfcService {
           if (old && old.state === 'written') await repo.updateItem(tx, { ...old, state: 'pending', uid: null, updated_at: now });
         }
       }
+      // Tap proof tags are keyed by the UID as upper-case hex without separators.
+      if (w.mirror && this.mirrorRegistry) await this.mirrorRegistry(tx, { org_id: orgId, uid: w.uid.replaceAll(':', ''), node_id: next.id });
       if (next.batch_id) {
         await this.deps.batchService.noteTagWritten(tx, next.batch_id);
         await this.maybeDeploy(tx, orgId, next.batch_id);
@@ -764,13 +850,15 @@ export class NfcService {
       batch_label: batch.label,
       status: s.status,
       lock_tags: s.lock_tags === 1,
+      mirror_tags: s.mirror_tags === 1,
+      protect_tags: s.protect_tags === 1,
       allow_reassign: s.allow_reassign === 1,
       next: nextNode
         ? {
             serial: nextNode.serial,
             slug: nextNode.slug,
             node_id: nextNode.id,
-            url: nfcTagUrl(await this.scanUrlOf(s.org_id, nextNode.slug, db)),
+            url: ((u) => (s.mirror_tags === 1 ? mirrorUrl(u) : u))(nfcTagUrl(await this.scanUrlOf(s.org_id, nextNode.slug, db))),
             revisit: nextItem!.state === 'skipped',
           }
         : null,
@@ -785,6 +873,10 @@ export class NfcService {
   /** `orgId`: the organization the event concerns (null: the machine's reader, for everyone). */
   private emit(e: NfcEvent, orgId: string | null = null): void {
     this.emitter.emit('event', e, orgId);
+  }
+
+  private requirePasswords(): void {
+    if (!this.deps.passwords) throw new ConflictError('Password protection needs a secret store for the tag master key, and this instance has none');
   }
 
   private now(): string {

@@ -17,6 +17,8 @@ export interface TapClaim {
   uid: string | null;
   counter: number | null;
   key_version: number | null;
+  /** The kind proves the tap (false: evidence only, see TapProofKind.proves): an accepted claim then stays nfc_unverified. */
+  proves: boolean;
   /** Null when the proof checked out so far (the counter is still to be claimed). */
   reason: TapProofFailure | null;
   /** The scan would serve content (not a status page): a 'refuse' policy may withhold it. */

@@ -20,7 +20,7 @@ export function prepareSqliteTapSettle(db: Database): (claim: TapClaim, at: stri
     if (claim.reason === null && claim.uid !== null && claim.counter !== null && claim.key_version !== null) {
       const { changes } = claimStmt.run(claim.counter, at, claim.org_id, claim.kind, claim.uid, claim.node_id, claim.key_version, claim.counter);
       if (changes === 1) {
-        claim.verified = true;
+        claim.verified = claim.proves;
         return false;
       }
       claim.reason = refusalReason(tagStmt.get(claim.org_id, claim.kind, claim.uid) as { node_id: string } | undefined, claim.node_id);
@@ -36,7 +36,7 @@ export async function settleTapOnPostgres(tx: Executor, claim: TapClaim, at: str
   if (claim.reason === null && claim.uid !== null && claim.counter !== null && claim.key_version !== null) {
     const key = { org_id: claim.org_id, kind: claim.kind, uid: claim.uid, node_id: claim.node_id, key_version: claim.key_version };
     if (await repo.claimCounter(tx, key, claim.counter, at)) {
-      claim.verified = true;
+      claim.verified = claim.proves;
       return false;
     }
     claim.reason = refusalReason(await repo.tag(tx, claim.org_id, claim.kind, claim.uid), claim.node_id);

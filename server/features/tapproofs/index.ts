@@ -5,10 +5,12 @@
 import type { Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { SecretStore } from '../../platform/secrets.ts';
+import { ntag21xKind } from './kinds/ntag21x/kind.ts';
 import { ntag424Kind } from './kinds/ntag424/kind.ts';
 import { MasterKeys } from './masterKeys.ts';
 import { TapProofService } from './service.ts';
 
+export { NTAG21X_KIND } from './kinds/ntag21x/kind.ts';
 export { NTAG424_KIND } from './kinds/ntag424/kind.ts';
 export { MasterKeys, type MasterKeyVersion } from './masterKeys.ts';
 export type { TapProofCheck, TapProofFailure, TapProofKind } from './registry.ts';
@@ -28,6 +30,6 @@ export interface TapProofsOptions {
 /** The service with every kind Waymark knows. A new kind: a folder in kinds/ and one line here. */
 export function createTapProofs({ store, clock, keyStore }: TapProofsOptions): { service: TapProofService; masterKeys: MasterKeys } {
   const masterKeys = new MasterKeys(keyStore, () => clock.now());
-  const kinds = [ntag424Kind(masterKeys)];
+  const kinds = [ntag424Kind(masterKeys), ntag21xKind()];
   return { service: new TapProofService({ store, clock, kinds }), masterKeys };
 }

@@ -28,6 +28,11 @@ export type TapProofCheck =
 export interface TapProofKind {
   /** Stored with the tag (tap_proof_tags.kind) and sent in webhook events. */
   readonly kind: string;
+  /**
+   * False for evidence that anyone can copy and edit (the NTAG21x mirror): a consistent check then
+   * leaves the scan nfc_unverified, an inconsistent one still fails. Absent: true.
+   */
+  readonly proves?: boolean;
   /** Whether this query carries the kind's parameters (cheap: runs on every tag scan). */
   present(query: URLSearchParams): boolean;
   /** The cryptographic (or other) check; no replay check, no storage. */

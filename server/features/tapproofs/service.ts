@@ -39,7 +39,7 @@ export class TapProofService {
     const kind = this.kindOf(query);
     if (!kind) return null;
     const result = kind.check(node.org_id, query);
-    const base = { kind: kind.kind, org_id: node.org_id, node_id: node.id, slug: node.slug, refusable };
+    const base = { kind: kind.kind, proves: kind.proves !== false, org_id: node.org_id, node_id: node.id, slug: node.slug, refusable };
     return result.ok
       ? { ...base, uid: result.uid, counter: result.counter, key_version: result.keyVersion, reason: null }
       : { ...base, uid: result.uid ?? null, counter: result.counter ?? null, key_version: null, reason: result.reason };
