@@ -5,9 +5,9 @@ import { defineConfig } from 'vitest/config';
  * webhooks, batches and sync suites against both backends). Left out: suites about SQLite itself
  * (the hand-written scan writer and its crash and checkpoint behaviour, a full tmpfs volume, the
  * WAL, batch generation killed on one SQLite file: test/processes does that on PostgreSQL), the
- * CLI's own tests, the sync model test (minutes long; its sites are SQLite anyway), and the
- * hostile-body fuzz (validation runs before storage; its whole-database snapshot per case takes
- * ten minutes on PostgreSQL; test/api/http.test.ts covers what only PostgreSQL refuses, NUL).
+ * CLI's own tests, and the hostile-body fuzz (validation runs before storage; its whole-database
+ * snapshot per case takes ten minutes on PostgreSQL; test/api/http.test.ts covers what only
+ * PostgreSQL refuses, NUL).
  */
 const onPostgresToo = [
   'test/api/api-keys.test.ts',
@@ -28,17 +28,18 @@ const onPostgresToo = [
   'test/webhooks/api.test.ts',
   'test/webhooks/delivery.test.ts',
   'test/webhooks/disable.test.ts',
-  // Sync: the remote on PostgreSQL (a central instance), its sites on SQLite. Not here: the
-  // model regressions (test/sync/cluster.ts reads every instance through better-sqlite3 and runs
-  // in-process servers on SQLite files), and migrate (a SQLite remote moved to PostgreSQL: it
-  // runs in the sqlite project). Sites converging through several PostgreSQL processes are
-  // covered by test/processes.
+  // Sync: the remote on PostgreSQL (a central instance), its sites on SQLite; the sync model and
+  // its regressions too (fewer model runs there: model.test.ts). Not here: migrate (a SQLite
+  // remote moved to PostgreSQL: it runs in the sqlite project). Sites converging through several
+  // PostgreSQL processes are covered by test/processes.
   'test/sync/compaction.test.ts',
   'test/sync/events.test.ts',
   'test/sync/gaps.test.ts',
   'test/sync/leases.test.ts',
+  'test/sync/model.test.ts',
   'test/sync/node-limits.test.ts',
   'test/sync/pairing.test.ts',
+  'test/sync/regressions.test.ts',
   'test/sync/replication.test.ts',
 ];
 

@@ -28,6 +28,7 @@ import { createSync } from './features/sync/index.ts';
 import { syncRoutes } from './features/sync/routes.ts';
 import { templateRoutes } from './features/templates/index.ts';
 import { createScanHandler } from './features/scans/handler.ts';
+import { PasswordAttempts } from './features/scans/passwordAttempts.ts';
 import { postgresScanStorage } from './features/scans/postgresStorage.ts';
 import { sqliteScanStorage } from './features/scans/sqliteStorage.ts';
 import type { PostgresStore } from './db/postgresStore.ts';
@@ -250,6 +251,7 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
     clock,
     config,
     tapProofs: { claims: (query) => services.tapProofs.kindOf(query) !== null, check: (node, query, refusable) => services.tapProofs.check(node, query, refusable) },
+    passwordAttempts: new PasswordAttempts(store, { onError: onScanError }),
     onScansRecorded: () => {
       storage.succeeded();
       services.outbox.notifyRecorded();

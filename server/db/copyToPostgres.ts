@@ -69,10 +69,11 @@ export const COPY_ORDER = [
 
 /**
  * Tables SQLite keeps for itself or the migration runners keep per database, and the state of
- * running processes (webhook sender claims, this minute's rate-limit budgets): the copy is made
- * from a stopped instance, and its processes start with none.
+ * running processes (webhook sender claims, this minute's rate-limit budgets, password attempts of
+ * the current windows): the copy is made from a stopped instance, and its processes start with
+ * none.
  */
-const NOT_COPIED = new Set(['sqlite_sequence', 'schema_migrations', 'webhook_claims', 'rate_limit_windows']);
+const NOT_COPIED = new Set(['sqlite_sequence', 'schema_migrations', 'webhook_claims', 'rate_limit_windows', 'password_attempts']);
 
 const ROWS_PER_INSERT = 500;
 

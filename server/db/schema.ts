@@ -158,6 +158,12 @@ export interface PrinterProfiles {
   updated_at: string;
 }
 
+export interface PasswordAttempts {
+  attempts: number;
+  key: string;
+  window_from: number;
+}
+
 export interface RateLimitWindows {
   batch: number;
   burst: number;
@@ -508,6 +514,7 @@ export interface Schema {
   organization_settings: OrganizationSettings;
   outbox_events: OutboxEvents;
   printer_profiles: PrinterProfiles;
+  password_attempts: PasswordAttempts;
   rate_limit_windows: RateLimitWindows;
   rules: Rules;
   scan_cache_epoch: ScanCacheEpoch;

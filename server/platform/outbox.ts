@@ -56,7 +56,7 @@ export class Outbox {
     this.store = deps.store;
     this.clock = deps.clock;
     this.check = deps.subscribed;
-    this.repo = deps.repo ?? new OutboxRepo(deps.store.dialect);
+    this.repo = deps.repo ?? new OutboxRepo();
   }
 
   async record(tx: Executor, orgId: string, type: string, data: unknown): Promise<string> {

@@ -2,6 +2,7 @@ import type { Executor, Store } from '../db/store.ts';
 import type { Clock } from './clock.ts';
 import type { Outbox } from './outbox.ts';
 import { OutboxRepo } from './outboxRepo.ts';
+import { PeriodicPrune, pruneInChunks } from './periodicPrune.ts';
 
 export interface OutboxPruneOptions {
   /** An event is kept at least this long after it was recorded (default 7 days; docs/deploy.md). */
@@ -33,10 +34,8 @@ export class OutboxPruner {
   private readonly outbox: Outbox;
   private readonly repo: OutboxRepo;
   private readonly clock: Clock;
-  private readonly logger: { error(message: string, err?: unknown): void };
   private readonly options: OutboxPruneOptions;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> = Promise.resolve();
+  private readonly worker: PeriodicPrune;
 
   constructor(deps: {
     store: Store;
@@ -47,46 +46,37 @@ export class OutboxPruner {
   }) {
     this.store = deps.store;
     this.outbox = deps.outbox;
-    this.repo = new OutboxRepo(deps.store.dialect);
+    this.repo = new OutboxRepo();
     this.clock = deps.clock;
-    this.logger = deps.logger;
     this.options = { ...DEFAULT_OUTBOX_PRUNE, ...definedOnly(deps.options ?? {}) };
+    this.worker = new PeriodicPrune({
+      everyMs: this.options.everyMs,
+      pass: () => this.prune(),
+      onError: (err) => deps.logger.error('outbox: pruning old events failed', err),
+    });
   }
 
   start(): void {
-    if (this.timer) return;
-    this.timer = setInterval(() => {
-      this.running = this.prune().catch((err: unknown) => this.logger.error('outbox: pruning old events failed', err));
-    }, this.options.everyMs);
-    this.timer.unref();
+    this.worker.start();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+    await this.worker.stop();
   }
 
   /** One pass; returns how many events it deleted (0 when another process is pruning). */
   async prune(): Promise<number> {
     const before = new Date(this.clock.now() - this.options.retentionMs).toISOString();
     let after = 0;
-    let deleted = 0;
-    for (;;) {
-      const step = await this.store.transaction((tx) => this.chunk(tx, after, before));
-      if (step === null) break;
-      deleted += step.deleted;
-      if (step.last === null) break;
-      after = step.last;
-      // Let requests through between chunks.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    return deleted;
+    return pruneInChunks(this.store, LOCK, async (tx) => {
+      const step = await this.chunk(tx, after, before);
+      if (step.last !== null) after = step.last;
+      return { removed: step.deleted, done: step.last === null };
+    });
   }
 
-  /** One chunk in one transaction: null when another process holds the lock. */
-  private async chunk(tx: Executor, after: number, before: string): Promise<{ deleted: number; last: number | null } | null> {
-    if (!(await this.repo.tryLock(tx, LOCK))) return null;
+  /** One chunk in one transaction (holding the pruning lock). */
+  private async chunk(tx: Executor, after: number, before: string): Promise<{ deleted: number; last: number | null }> {
     // Bounds read in this transaction: a consumer only moves forward, so what it has read for
     // good stays read.
     let below = await this.repo.maxSeq(tx);

@@ -1,5 +1,4 @@
-import { tryTransactionLock } from '../db/locks.ts';
-import type { Dialect, Executor } from '../db/store.ts';
+import type { Executor } from '../db/store.ts';
 
 export interface OutboxRow {
   id: string;
@@ -11,12 +10,6 @@ export interface OutboxRow {
 
 /** The SQL of the event outbox (platform/outbox.ts) and of its pruning (platform/outboxPruner.ts). */
 export class OutboxRepo {
-  private readonly dialect: Dialect;
-
-  constructor(dialect: Dialect = 'sqlite') {
-    this.dialect = dialect;
-  }
-
   async insert(db: Executor, row: OutboxRow): Promise<void> {
     await db.insertInto('outbox_events').values(row).execute();
   }
@@ -64,10 +57,5 @@ export class OutboxRepo {
       deleted += Number(r.numDeletedRows);
     }
     return deleted;
-  }
-
-  /** PostgreSQL: whether this transaction got the lock `key` (another process may hold it); SQLite: always (one writer). */
-  tryLock(db: Executor, key: string): Promise<boolean> {
-    return tryTransactionLock(db, this.dialect, key);
   }
 }

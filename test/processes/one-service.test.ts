@@ -279,6 +279,48 @@ describe.skipIf(pgSkip !== null)(`three serve processes on one PostgreSQL databa
     }
   });
 
+  it('max_scans holds across processes: concurrent scans through all of them serve the content exactly max_scans times', { timeout: 120_000 }, async () => {
+    const c = cluster!;
+    const key = await c.createKey('enterprise');
+    const MAX = 20;
+    const SCANS = 60;
+    const created = await c.api('POST', '/nodes', { label: 'Limited', function_type: 'redirect', payload: { url: 'https://example.com/limited' }, max_scans: MAX }, { key });
+    expect(created.status, created.text).toBe(201);
+    const slug = created.body.data.slug as string;
+    // Every process knows the node before the scans start (HEAD is not a scan: nothing counted).
+    for (const p of c.processes) await eventually(async () => (await scanOnce(p.url, slug, 'HEAD')) === 302, `the node at ${p.url}`);
+    const before = c.proxy.assigned.length;
+    // All at once, each on a connection of its own, so every process has scans of the node in flight together.
+    const statuses = await Promise.all(Array.from({ length: SCANS }, () => scanOnce(c.url, slug)));
+    expect(new Set(c.proxy.assigned.slice(before))).toEqual(new Set([0, 1, 2]));
+    expect(statuses.filter((s) => s === 302)).toHaveLength(MAX);
+    expect(statuses.filter((s) => s === 410)).toHaveLength(SCANS - MAX);
+    const [node] = await query<{ scan_count: number }>(c.databaseUrl, 'SELECT scan_count::int FROM nodes WHERE slug = $1', [slug]);
+    expect(node!.scan_count).toBe(SCANS);
+    const outcomes = await query<{ outcome: string; n: number }>(c.databaseUrl, 'SELECT outcome, count(*)::int AS n FROM scan_events e JOIN nodes n ON n.id = e.node_id WHERE n.slug = $1 GROUP BY outcome ORDER BY outcome', [slug]);
+    expect(outcomes).toEqual([
+      { outcome: 'limit_reached', n: SCANS - MAX },
+      { outcome: 'redirect', n: MAX },
+    ]);
+  });
+
+  it('password attempts are counted once for all processes: five wrong tries in all, then 429 whichever process answers', { timeout: 120_000 }, async () => {
+    const c = cluster!;
+    const key = await c.createKey('enterprise');
+    const created = await c.api('POST', '/nodes', { label: 'Gated', function_type: 'redirect', payload: { url: 'https://example.com/gated' }, password: 'right one' }, { key });
+    expect(created.status, created.text).toBe(201);
+    const slug = created.body.data.slug as string;
+    for (const p of c.processes) await eventually(async () => (await scanOnce(p.url, slug, 'HEAD')) === 200, `the password page at ${p.url}`);
+    // Every attempt comes from 127.0.0.1 (the proxy), so all count for one node and address.
+    const before = c.proxy.assigned.length;
+    const wrong: number[] = [];
+    for (let i = 0; i < 9; i++) wrong.push(await postPassword(c.url, slug, `guess ${i}`));
+    expect(new Set(c.proxy.assigned.slice(before))).toEqual(new Set([0, 1, 2]));
+    expect(wrong).toEqual([403, 403, 403, 403, 403, 429, 429, 429, 429]);
+    // The right password too, at every process.
+    for (const p of c.processes) expect(await postPassword(p.url, slug, 'right one')).toBe(429);
+  });
+
   it('two sites syncing through different processes converge', { timeout: 240_000 }, async () => {
     const c = cluster!;
     // An organization of their own: the sites pull everything of their organization.
@@ -358,17 +400,27 @@ async function replaceDead(c: ServiceProcesses): Promise<void> {
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
 
-/** One public scan on a connection of its own (so the proxy spreads them); its status. */
-function scanOnce(base: string, slug: string): Promise<number> {
+/** One public scan (or a HEAD) on a connection of its own (so the proxy spreads them); its status. */
+function scanOnce(base: string, slug: string, method: 'GET' | 'HEAD' = 'GET'): Promise<number> {
+  return scanRequest(base, slug, method);
+}
+
+/** The password page's form posted with `password`, on a connection of its own; the status. */
+function postPassword(base: string, slug: string, password: string): Promise<number> {
+  return scanRequest(base, slug, 'POST', new URLSearchParams({ password }).toString());
+}
+
+function scanRequest(base: string, slug: string, method: string, form?: string): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(new URL(`/v/${slug}`, base), { agent: false, headers: { connection: 'close', 'user-agent': IPHONE } });
+    const formHeaders = form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(form)) };
+    const req = request(new URL(`/v/${slug}`, base), { method, agent: false, headers: { connection: 'close', 'user-agent': IPHONE, ...formHeaders } });
     req.on('error', reject);
     req.on('response', (res) => {
       res.resume();
       res.on('error', reject);
       res.on('end', () => resolve(res.statusCode ?? 0));
     });
-    req.end();
+    req.end(form);
   });
 }
 

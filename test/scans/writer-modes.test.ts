@@ -11,6 +11,8 @@ import type { AddressInfo } from 'node:net';
 import { createFixture, type Fixture } from './fixtures.ts';
 import { createScanHandler, type ScanHandler } from '../../server/features/scans/handler.ts';
 import { systemClock } from '../../server/platform/clock.ts';
+import { SqliteStore } from '../../server/db/sqliteStore.ts';
+import { PasswordAttempts } from '../../server/features/scans/passwordAttempts.ts';
 import { subscribeToScans } from '../support/scanSubscriber.ts';
 
 const IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1';
@@ -23,7 +25,7 @@ afterEach(async () => {
 
 async function serve(f: Fixture, flush: 'off-thread' | 'in-commit'): Promise<{ url: string; handler: ScanHandler; recorded: number[] }> {
   const recorded: number[] = [];
-  const handler = createScanHandler({ db: f.db, clock: systemClock, config: {}, flush, onScansRecorded: (n) => recorded.push(n) });
+  const handler = createScanHandler({ db: f.db, clock: systemClock, config: {}, passwordAttempts: new PasswordAttempts(new SqliteStore(f.db)), flush, onScansRecorded: (n) => recorded.push(n) });
   const server = http.createServer((req, res) => {
     if (!handler(req, res)) {
       res.writeHead(404);

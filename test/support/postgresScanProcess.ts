@@ -16,6 +16,7 @@ import http from 'node:http';
 import { PostgresStore } from '../../server/db/postgresStore.ts';
 import { ScanAnalytics } from '../../server/features/scans/analytics.ts';
 import { createScanHandler } from '../../server/features/scans/handler.ts';
+import { PasswordAttempts } from '../../server/features/scans/passwordAttempts.ts';
 import { postgresScanStorage } from '../../server/features/scans/postgresStorage.ts';
 import { systemClock } from '../../server/platform/clock.ts';
 import { subscriptionCheck } from '../../server/features/webhooks/index.ts';
@@ -39,6 +40,7 @@ const scans = createScanHandler({
   storage: postgresScanStorage({ store, subscribed: subscriptionCheck('postgres'), onError, ...(staleMs ? { staleMs } : {}) }),
   clock: systemClock,
   config: { trustProxy: process.env.SCAN_TRUST_PROXY === '1' },
+  passwordAttempts: new PasswordAttempts(store, { onError }),
   onError,
 });
 const analytics = new ScanAnalytics(store, systemClock);

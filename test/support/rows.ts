@@ -34,7 +34,7 @@ export async function run(store: Store, text: string, ...params: unknown[]): Pro
 }
 
 /** Tables a snapshot leaves out: bookkeeping that a read legitimately changes. */
-const UNCOMPARED = new Set(['schema_migrations', 'api_keys', 'rate_limit_windows', 'webhook_claims']);
+const UNCOMPARED = new Set(['schema_migrations', 'api_keys', 'rate_limit_windows', 'password_attempts', 'webhook_claims']);
 
 async function tableNames(store: Store): Promise<string[]> {
   const names =

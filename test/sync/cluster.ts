@@ -1,6 +1,4 @@
 import { rmSync } from 'node:fs';
-import { join } from 'node:path';
-import BetterSqlite3, { type Database } from 'better-sqlite3';
 import type { Logger } from '../../server/app.ts';
 import { openStore } from '../../server/db/openStore.ts';
 import { KeysRepo } from '../../server/features/keys/repo.ts';
@@ -9,11 +7,14 @@ import { type Clock, type ManualClock, systemClock } from '../../server/platform
 import { type RunningServer, startServer } from '../../server/serve.ts';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
 import { freePort } from '../support/receiver.ts';
-import { type ApiResponse, apiRequest, type ServerProcess, spawnServer, tempDataDir, UNLIMITED } from '../support/server.ts';
+import { openReader, type Reader, type Rows } from '../support/readDb.ts';
+import { type ApiResponse, apiRequest, databaseFor, dropDatabaseFor, type ServerProcess, spawnServer, tempDataDir, testBackend, UNLIMITED } from '../support/server.ts';
 
 /*
  * A remote and N sites as in-process servers on loopback (real SQLite files, real HTTP), each
- * site talking to the remote through its own fault proxy. Sites and the remote can be stopped and
+ * site talking to the remote through its own fault proxy. The remote runs on the suites' backend:
+ * on PostgreSQL (WAYMARK_TEST_BACKEND=postgres) it is a central instance on a database of its
+ * own; sites are SQLite (the desktop app and LAN boxes). Sites and the remote can be stopped and
  * restarted on their data directory; the remote keeps its port so the proxies find it again.
  * In-process, the sync workers are slowed to a crawl and tests drive rounds with
  * POST /v1/sync/run. With `processes`, every instance is the real CLI (`serve --remote`), a
@@ -31,8 +32,10 @@ export interface Instance {
   /** A local key with budgets no test reaches (kept across restarts: it lives in the database). */
   key: string;
   orgId: string;
-  /** The instance's database (in-process: its own connection; a process: a connection of this test to its file). */
-  readonly db: Database;
+  /** What its data is on. */
+  backend: 'sqlite' | 'postgres';
+  /** Reads of its rows from outside the server (its SQLite file or its PostgreSQL database), the same on both. */
+  read<T>(fn: (db: Rows) => Promise<T>): Promise<T>;
   readonly url: string;
   readonly up: boolean;
   api(method: string, path: string, body?: unknown): Promise<ApiResponse>;
@@ -75,7 +78,6 @@ export interface SyncStatusBody {
 /** How an instance runs: in this process or as a child process. */
 interface Host {
   readonly url: string;
-  readonly db: Database;
   readonly up: boolean;
   start(): Promise<void>;
   /** Clean stop in-process, SIGKILL for a process. */
@@ -89,6 +91,7 @@ interface Launch {
   /** Site: the proxy URL and key of the remote. */
   remote?: { url: string; key: string };
   name: string;
+  backend: 'sqlite' | 'postgres';
 }
 
 function inProcess(l: Launch, clock: Clock): Host & { running: RunningServer | null } {
@@ -98,10 +101,6 @@ function inProcess(l: Launch, clock: Clock): Host & { running: RunningServer | n
       if (!host.running) throw new Error(`${l.name} is not running`);
       return host.running.url;
     },
-    get db() {
-      if (!host.running) throw new Error(`${l.name} is not running`);
-      return host.running.db;
-    },
     get up() {
       return host.running !== null;
     },
@@ -110,6 +109,7 @@ function inProcess(l: Launch, clock: Clock): Host & { running: RunningServer | n
         host: '127.0.0.1',
         port: l.port,
         dataDir: l.dataDir,
+        database: await databaseFor(l.dataDir, l.backend),
         clock,
         logger: quiet,
         ...(l.remote ? { sync: { remoteUrl: l.remote.url, remoteKey: l.remote.key, siteName: l.name, worker: HANDS_OFF } } : {}),
@@ -134,16 +134,10 @@ function inProcess(l: Launch, clock: Clock): Host & { running: RunningServer | n
 
 function asProcess(l: Launch): Host {
   let proc: ServerProcess | null = null;
-  let reader: Database | null = null;
   return {
     get url() {
       if (!proc) throw new Error(`${l.name} is not running`);
       return proc.url;
-    },
-    get db() {
-      // The test's own connection to the instance's file (WAL: reads never block the server).
-      reader ??= new BetterSqlite3(join(l.dataDir, 'waymark.sqlite'), { fileMustExist: true });
-      return reader;
     },
     get up() {
       return proc !== null;
@@ -153,6 +147,7 @@ function asProcess(l: Launch): Host {
         l.dataDir,
         ['--no-nfc', ...(l.port ? ['--port', String(l.port)] : [])],
         l.remote ? { WAYMARK_REMOTE: l.remote.url, WAYMARK_REMOTE_KEY: l.remote.key } : {},
+        { backend: l.backend },
       );
     },
     crash: async () => {
@@ -163,21 +158,29 @@ function asProcess(l: Launch): Host {
     stop: async () => {
       const p = proc;
       proc = null;
-      reader?.close();
-      reader = null;
       await p?.stop();
     },
   };
 }
 
-function makeInstance(name: string, dataDir: string, host: Host): Instance {
-  const inst: Instance = {
+function makeInstance(name: string, dataDir: string, backend: Instance['backend'], host: Host): Instance & { close(): Promise<void> } {
+  // The test's own connection to the instance's data (in WAL, reads of a SQLite file never block
+  // the server), opened at the first read and kept across restarts.
+  let reader: Promise<Reader> | null = null;
+  const inst: Instance & { close(): Promise<void> } = {
     name,
     dataDir,
+    backend,
     key: '',
     orgId: '',
-    get db() {
-      return host.db;
+    read: async (fn) => {
+      reader ??= openReader(dataDir);
+      return fn((await reader).rows);
+    },
+    close: async () => {
+      const r = reader;
+      reader = null;
+      await (await r)?.close();
     },
     get url() {
       return host.url;
@@ -191,16 +194,16 @@ function makeInstance(name: string, dataDir: string, host: Host): Instance {
 }
 
 /** An organization and an unlimited key in a fresh data directory (before any server runs on it). */
-async function prepareData(dir: string): Promise<{ orgId: string; key: string }> {
-  return withKeys(dir, async (keys) => {
+async function prepareData(dir: string, backend: Instance['backend']): Promise<{ orgId: string; key: string }> {
+  return withKeys(dir, backend, async (keys) => {
     const { org } = await keys.createOrgWithKey('Default organization', 'First key');
     return { orgId: org.id, key: (await keys.createKey(org.id, 'Model test', 'enterprise', UNLIMITED)).apiKey };
   });
 }
 
 /** The key service on a data directory no server runs on yet. */
-async function withKeys<T>(dir: string, run: (keys: KeyService) => Promise<T>): Promise<T> {
-  const opened = await openStore({ dataDir: dir });
+async function withKeys<T>(dir: string, backend: Instance['backend'], run: (keys: KeyService) => Promise<T>): Promise<T> {
+  const opened = await openStore({ dataDir: dir, database: await databaseFor(dir, backend) });
   try {
     return await run(new KeyService(opened.store, new KeysRepo(), systemClock));
   } finally {
@@ -208,27 +211,30 @@ async function withKeys<T>(dir: string, run: (keys: KeyService) => Promise<T>): 
   }
 }
 
-export async function startCluster(options: { sites: number; clock: ManualClock; processes?: boolean }): Promise<Cluster> {
+export async function startCluster(options: { sites: number; clock: ManualClock; processes?: boolean; remoteBackend?: Instance['backend'] }): Promise<Cluster> {
   const { clock } = options;
   const processes = options.processes ?? false;
+  const remoteBackend = options.remoteBackend ?? testBackend;
   const hosts = new Map<Instance, Host>();
+  const readers: Array<() => Promise<void>> = [];
   const make = (l: Launch) => (processes ? asProcess(l) : inProcess(l, clock));
 
   const remotePort = await freePort();
   const remoteDir = tempDataDir('waymark-model-remote-');
-  const remoteData = await prepareData(remoteDir);
-  const remoteKey = await withKeys(remoteDir, async (keys) => (await keys.createKey(remoteData.orgId, 'Sites', 'enterprise', UNLIMITED)).apiKey);
+  const remoteData = await prepareData(remoteDir, remoteBackend);
+  const remoteKey = await withKeys(remoteDir, remoteBackend, async (keys) => (await keys.createKey(remoteData.orgId, 'Sites', 'enterprise', UNLIMITED)).apiKey);
   const siteData: Array<{ dir: string; orgId: string; key: string }> = [];
   for (let i = 0; i < options.sites; i++) {
     const dir = tempDataDir(`waymark-model-site${i}-`);
-    siteData.push({ dir, ...(await prepareData(dir)) });
+    siteData.push({ dir, ...(await prepareData(dir, 'sqlite')) });
   }
   // The keys above were written (and stamped with HLCs) on the system clock: start the manual
   // clock after them, so that HLC order is the order of the test's steps.
   clock.set(Date.now() + 1);
 
-  const remoteHost = make({ dataDir: remoteDir, port: remotePort, name: 'remote' });
-  const remote = makeInstance('remote', remoteDir, remoteHost);
+  const remoteHost = make({ dataDir: remoteDir, port: remotePort, name: 'remote', backend: remoteBackend });
+  const remote = makeInstance('remote', remoteDir, remoteBackend, remoteHost);
+  readers.push(remote.close);
   Object.assign(remote, { key: remoteData.key, orgId: remoteData.orgId });
   hosts.set(remote, remoteHost);
   await remoteHost.start();
@@ -237,8 +243,10 @@ export async function startCluster(options: { sites: number; clock: ManualClock;
   const sites: Site[] = [];
   for (const [i, data] of siteData.entries()) {
     const proxy = await startFaultProxy(remoteUrl);
-    const host = make({ dataDir: data.dir, port: 0, name: `site${i}`, remote: { url: proxy.url, key: remoteKey } });
-    const site = Object.assign(makeInstance(`site${i}`, data.dir, host), { proxy, key: data.key, orgId: data.orgId }) as Site;
+    const host = make({ dataDir: data.dir, port: 0, name: `site${i}`, remote: { url: proxy.url, key: remoteKey }, backend: 'sqlite' });
+    const instance = makeInstance(`site${i}`, data.dir, 'sqlite', host);
+    readers.push(instance.close);
+    const site = Object.assign(instance, { proxy, key: data.key, orgId: data.orgId }) as Site;
     hosts.set(site, host);
     await host.start();
     sites.push(site);
@@ -265,9 +273,13 @@ export async function startCluster(options: { sites: number; clock: ManualClock;
       return res.body.data as SyncStatusBody;
     },
     close: async () => {
+      for (const close of readers) await close().catch(() => {});
       for (const h of hosts.values()) await h.stop().catch(() => {});
       for (const s of sites) await s.proxy.close();
-      for (const inst of cluster.all()) rmSync(inst.dataDir, { recursive: true, force: true });
+      for (const inst of cluster.all()) {
+        rmSync(inst.dataDir, { recursive: true, force: true });
+        await dropDatabaseFor(inst.dataDir);
+      }
     },
   };
   // Pair every site before the test starts (the first round registers and leases).
@@ -293,17 +305,24 @@ export const LOCAL_COLUMNS: Record<string, string[]> = {
  */
 const NORMALIZE: Record<string, Record<string, (v: unknown) => unknown>> = {};
 
+/**
+ * PostgreSQL's stand-in for SQLite's implicit rowid (postgres/001_schema.sql): storage, not data,
+ * and numbered per database.
+ */
+const STORAGE_COLUMNS = ['rowid'];
+
 /** The synced state of an instance: table → id → row without its local columns. */
-export function syncedState(db: Database): Record<string, Map<string, Record<string, unknown>>> {
+export async function syncedState(inst: Instance): Promise<Record<string, Map<string, Record<string, unknown>>>> {
   const out: Record<string, Map<string, Record<string, unknown>>> = {};
   for (const [table, local] of Object.entries(LOCAL_COLUMNS)) {
     const key = table === 'slugs' ? 'slug' : 'id';
-    const rows = db.prepare(`SELECT * FROM ${table} ORDER BY ${key}`).all() as Array<Record<string, unknown>>;
+    // Every column, so a column added later is compared too (minus local and storage ones).
+    const rows = await inst.read((db) => db.all(`SELECT * FROM ${table} ORDER BY ${key}`));
     out[table] = new Map(
       rows.map((r) => {
         const kept = Object.fromEntries(
           Object.entries(r)
-            .filter(([c]) => !local.includes(c))
+            .filter(([c]) => !local.includes(c) && !STORAGE_COLUMNS.includes(c))
             .map(([c, v]) => [c, NORMALIZE[table]?.[c] ? NORMALIZE[table][c](v) : v]),
         );
         return [String(r[key]), kept];
@@ -317,7 +336,9 @@ export function syncedState(db: Database): Record<string, Map<string, Record<str
  * Differences between two instances' synced state, entity by entity and field by field, as
  * readable lines (empty when equal). Capped so one systematic difference does not flood the output.
  */
-export function diffStates(aName: string, a: ReturnType<typeof syncedState>, bName: string, b: ReturnType<typeof syncedState>, cap = 20): string[] {
+type SyncedState = Awaited<ReturnType<typeof syncedState>>;
+
+export function diffStates(aName: string, a: SyncedState, bName: string, b: SyncedState, cap = 20): string[] {
   const out: string[] = [];
   for (const table of Object.keys(a)) {
     const [ra, rb] = [a[table]!, b[table]!];
@@ -338,6 +359,6 @@ export function diffStates(aName: string, a: ReturnType<typeof syncedState>, bNa
 }
 
 /** A fingerprint of everything a sync round could change on an instance (to detect quiet). */
-export function fingerprint(db: Database): string {
-  return JSON.stringify(Object.entries(syncedState(db)).map(([t, rows]) => [t, [...rows.entries()]]));
+export async function fingerprint(inst: Instance): Promise<string> {
+  return JSON.stringify(Object.entries(await syncedState(inst)).map(([t, rows]) => [t, [...rows.entries()]]));
 }

@@ -169,7 +169,7 @@ function batch(who: number, quantity: number, sharedPrefix = false) {
       if (i > 2000) throw new Error('batch never finished');
       await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    const rows = inst.db.prepare('SELECT id, slug FROM nodes WHERE batch_id = ? ORDER BY serial_number').all(id) as Array<{ id: string; slug: string }>;
+    const rows = await inst.read((db) => db.all<{ id: string; slug: string }>('SELECT id, slug FROM nodes WHERE batch_id = ? ORDER BY serial_number', id));
     if (rows.length !== quantity) throw new Error(`batch made ${rows.length} nodes, not ${quantity}`);
     note(m, `→ node#${m.entities.length}..${m.entities.length + rows.length - 1}`);
     for (const row of rows) {
@@ -185,8 +185,8 @@ function scan(who: number, ref: number, times: number) {
     if (!node) return;
     const inst = instanceOf(r, who);
     // Scans made here only: pushed scans (sync_id set) may land at the remote meanwhile, from a site's background round.
-    const count = () => inst.db.prepare('SELECT COUNT(*) FROM scan_events WHERE node_id = ? AND sync_id IS NULL').pluck().get(node.id) as number;
-    const before = count();
+    const count = async () => (await inst.read((db) => db.value<number>('SELECT COUNT(*) FROM scan_events WHERE node_id = ? AND sync_id IS NULL', node.id))) ?? 0;
+    const before = await count();
     for (let i = 0; i < times; i++) {
       await fetch(`${inst.url}/v/${node.slug}`, {
         redirect: 'manual',
@@ -194,7 +194,7 @@ function scan(who: number, ref: number, times: number) {
       }).then((res) => res.arrayBuffer());
     }
     // The handler answers only after the scan committed, so the count is final here.
-    const recorded = count() - before;
+    const recorded = (await count()) - before;
     note(m, `(${nameOf(m, node)}) +${recorded}`);
     if (recorded > 0) m.scans.set(node.id, (m.scans.get(node.id) ?? 0) + recorded);
   });
@@ -278,13 +278,14 @@ const templateUrl = (who: number, ref: number) =>
     const t = pick(templatesOf(m), ref);
     if (!t) return;
     const inst = instanceOf(r, who);
-    const bound = inst.db.prepare('SELECT id FROM nodes WHERE template_id = ?').pluck().all(t.id) as string[];
+    const bound = await inst.read((db) => db.pluck<string>('SELECT id FROM nodes WHERE template_id = ?', t.id));
     const res = await inst.api('PATCH', `/templates/${t.id}`, { payload: { url: `https://example.com/t${m.step}` } });
     note(m, `(${nameOf(m, t)}) ${res.status}`);
     if (!ok(res.status)) return;
     m.writes.push({ id: t.id, step: m.step });
     if (m.deletedAt.has(t.id)) m.editsAfterDelete.push(t.id);
-    const locked = (JSON.parse(inst.db.prepare('SELECT locked_fields_json FROM templates WHERE id = ?').pluck().get(t.id) as string) as string[]).includes('url');
+    const lockedFields = await inst.read((db) => db.value<string>('SELECT locked_fields_json FROM templates WHERE id = ?', t.id));
+    const locked = (JSON.parse(lockedFields!) as string[]).includes('url');
     // Derived writes count as writes on those nodes (a node deleted elsewhere meanwhile: one more edit after its delete).
     for (const id of locked ? bound : []) {
       m.writes.push({ id, step: m.step });
@@ -358,7 +359,7 @@ export async function settleAndCheck(m: Model, r: Real): Promise<void> {
     const statuses = [];
     for (const s of cluster.sites) statuses.push(await cluster.syncRound(s));
     await cluster.tick(1);
-    const now = cluster.all().map((i) => fingerprint(i.db)).join('\n');
+    const now = (await Promise.all(cluster.all().map((i) => fingerprint(i)))).join('\n');
     quiet = now === previous && statuses.every((s) => s.pending_changes === 0 && s.online === true && !s.last_error);
     previous = now;
     if (round === 11 && !quiet) {
@@ -367,10 +368,10 @@ export async function settleAndCheck(m: Model, r: Real): Promise<void> {
   }
 
   const remote = cluster.remote;
-  const remoteState = syncedState(remote.db);
+  const remoteState = await syncedState(remote);
   // 1. Every site equals the remote, entity by entity, field by field.
   for (const s of cluster.sites) {
-    const diff = diffStates('remote', remoteState, s.name, syncedState(s.db));
+    const diff = diffStates('remote', remoteState, s.name, await syncedState(s));
     if (diff.length) throw new Error(`${s.name} differs from the remote:\n  ${readable(diff.join('\n  '))}${where()}`);
   }
   // 2. Every slug is unique: nobody minted a slug twice.
@@ -381,30 +382,34 @@ export async function settleAndCheck(m: Model, r: Real): Promise<void> {
   }
   // 3. No tombstoned slug is live or lost its tombstone, anywhere.
   for (const inst of cluster.all()) {
-    for (const slug of m.tombstoned) {
-      const live = inst.db.prepare('SELECT id FROM nodes WHERE slug = ?').pluck().get(slug);
-      const tomb = inst.db.prepare('SELECT deleted_at FROM slugs WHERE slug = ?').pluck().get(slug);
-      if (live || !tomb) throw new Error(`tombstoned slug ${slug} on ${inst.name}: live=${String(live)} deleted_at=${String(tomb)}${where()}`);
+    const slugs = [...m.tombstoned];
+    const [live, tombs] = await inst.read(async (db) => [
+      await db.pluck<string>(`SELECT slug FROM nodes WHERE slug IN (${slugs.map(() => '?').join(', ') || 'NULL'})`, ...slugs),
+      new Map((await db.all<{ slug: string; deleted_at: string | null }>(`SELECT slug, deleted_at FROM slugs WHERE slug IN (${slugs.map(() => '?').join(', ') || 'NULL'})`, ...slugs)).map((r) => [r.slug, r.deleted_at])),
+    ] as const);
+    for (const slug of slugs) {
+      const tomb = tombs.get(slug);
+      if (live.includes(slug) || !tomb) throw new Error(`tombstoned slug ${slug} on ${inst.name}: live=${String(live.includes(slug))} deleted_at=${String(tomb)}${where()}`);
     }
   }
   // 4. Every scan exists exactly once at the remote (for nodes that still exist: a delete removes its scans).
-  const liveNodes = remote.db.prepare('SELECT id FROM nodes').pluck().all() as string[];
-  for (const id of liveNodes) {
-    const have = remote.db.prepare('SELECT COUNT(*) FROM scan_events WHERE node_id = ?').pluck().get(id) as number;
+  const scansAt = await remote.read(async (db) => ({
+    live: await db.pluck<string>('SELECT id FROM nodes'),
+    perNode: new Map((await db.all<{ node_id: string; n: number }>('SELECT node_id, COUNT(*) AS n FROM scan_events GROUP BY node_id')).map((r) => [r.node_id, r.n])),
+    twice: await db.all('SELECT sync_id, COUNT(*) AS n FROM scan_events WHERE sync_id IS NOT NULL GROUP BY sync_id HAVING COUNT(*) > 1'),
+  }));
+  for (const id of scansAt.live) {
+    const have = scansAt.perNode.get(id) ?? 0;
     const want = m.scans.get(id) ?? 0;
     if (have !== want) throw new Error(`node ${id}: ${have} scans at the remote, ${want} made${where()}`);
   }
   // … and once only, by its global id (scans made at the remote itself have none).
-  const hasSyncId = (remote.db.prepare("SELECT name FROM pragma_table_info('scan_events')").pluck().all() as string[]).includes('sync_id');
-  if (hasSyncId) {
-    const twice = remote.db.prepare('SELECT sync_id, COUNT(*) AS n FROM scan_events WHERE sync_id IS NOT NULL GROUP BY sync_id HAVING n > 1').all();
-    if (twice.length) throw new Error(`scans stored more than once at the remote: ${JSON.stringify(twice)}${where()}`);
-  }
+  if (scansAt.twice.length) throw new Error(`scans stored more than once at the remote: ${JSON.stringify(scansAt.twice)}${where()}`);
   // 5. The conflict log (edit_after_delete) at the remote: an entry for each write made after
   // the delete of its entity (or of a rule's node) in step order, which is HLC order here. Writes
   // made before the delete but arriving after it are dropped as well; logging those is allowed
   // (the log may say more, never less), so per entity: after-delete writes <= entries <= writes.
-  const conflicts = remote.db.prepare("SELECT detail_json FROM sync_conflicts WHERE kind = 'edit_after_delete'").pluck().all() as string[];
+  const conflicts = await remote.read((db) => db.pluck<string>("SELECT detail_json FROM sync_conflicts WHERE kind = 'edit_after_delete'"));
   const label = (id: string) => {
     const e = m.entities.find((x) => x.id === id);
     return e ? nameOf(m, e) : id;
@@ -430,16 +435,16 @@ export async function settleAndCheck(m: Model, r: Real): Promise<void> {
   // Conflicts: "Two deletes"): a later delete left somewhere would let edits between the two pass
   // there. (An instance may lack a tombstone: a rule made on a node deleted elsewhere is dead at
   // the remote on arrival and never travels on.)
-  const tombstones = (i: Instance) =>
+  const tombstones = async (i: Instance) =>
     new Map(
-      (i.db.prepare("SELECT entity, entity_id, hlc, writer FROM sync_tombstones WHERE entity <> 'api_key'").all() as Array<Record<string, string>>).map((t) => [
+      (await i.read((db) => db.all<Record<string, string>>("SELECT entity, entity_id, hlc, writer FROM sync_tombstones WHERE entity <> 'api_key'"))).map((t) => [
         `${t.entity} ${t.entity_id}`,
         `${t.hlc} ${t.writer}`,
       ]),
     );
-  const remoteTombstones = tombstones(remote);
+  const remoteTombstones = await tombstones(remote);
   for (const s of cluster.sites) {
-    const diff = [...tombstones(s)]
+    const diff = [...(await tombstones(s))]
       .filter(([id, v]) => remoteTombstones.has(id) && remoteTombstones.get(id) !== v)
       .map(([id, v]) => `${id}: remote ${remoteTombstones.get(id)}, ${s.name} ${v}`);
     if (diff.length) throw new Error(`tombstones differ between the remote and ${s.name}:\n  ${readable(diff.join('\n  '))}${where()}`);
@@ -447,16 +452,23 @@ export async function settleAndCheck(m: Model, r: Real): Promise<void> {
   // 8. Every captured change belongs to an organization: the feed and a site's pushes are read
   // per organization, so a change without one never travels (migration 061 fixed one such path).
   for (const inst of cluster.all()) {
-    const orphans = inst.db.prepare('SELECT entity, op, COUNT(*) AS n FROM sync_outbox WHERE org_id IS NULL GROUP BY entity, op').all();
+    const orphans = await inst.read((db) => db.all('SELECT entity, op, COUNT(*) AS n FROM sync_outbox WHERE org_id IS NULL GROUP BY entity, op'));
     if (orphans.length) throw new Error(`${inst.name} has changes without an organization: ${JSON.stringify(orphans)}${where()}`);
   }
   // 6. What the remote logged about a site's pushes reaches that site's log, once each
   // (docs/sync.md, Pull: "in the same transaction as the cursor, so it arrives once").
-  const remoteLog = remote.db.prepare("SELECT id, kind, json_extract(detail_json, '$.site_id') AS site FROM sync_conflicts WHERE org_id IS NOT NULL ORDER BY id").all() as Array<{ id: number; kind: string; site: string | null }>;
+  // The site named in each entry's detail, read here rather than in SQL (json_extract is SQLite's).
+  const remoteLog = (await remote.read((db) => db.all<{ id: number; kind: string; detail_json: string }>('SELECT id, kind, detail_json FROM sync_conflicts WHERE org_id IS NOT NULL ORDER BY id'))).map((c) => ({
+    ...c,
+    site: (JSON.parse(c.detail_json) as { site_id?: string }).site_id ?? null,
+  }));
   for (const s of cluster.sites) {
-    const siteId = s.db.prepare("SELECT value FROM settings WHERE key = 'sync.site_id'").pluck().get() as string;
+    const [siteId, siteLog] = await s.read(async (db) => [
+      await db.value<string>("SELECT value FROM settings WHERE key = 'sync.site_id'"),
+      await db.all<{ remote_id: number; kind: string }>('SELECT remote_id, kind FROM sync_conflicts WHERE remote_id IS NOT NULL ORDER BY remote_id, id'),
+    ] as const);
     const want = remoteLog.filter((c) => c.site === siteId).map((c) => `${c.id}:${c.kind}`);
-    const have = (s.db.prepare('SELECT remote_id, kind FROM sync_conflicts WHERE remote_id IS NOT NULL ORDER BY remote_id, id').all() as Array<{ remote_id: number; kind: string }>).map((c) => `${c.remote_id}:${c.kind}`);
+    const have = siteLog.map((c) => `${c.remote_id}:${c.kind}`);
     if (want.join() !== have.join()) throw new Error(`${s.name} holds the remote's conflicts about its pushes [${have.join(', ')}], the remote logged [${want.join(', ')}]${where()}`);
   }
 }

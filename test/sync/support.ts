@@ -1,12 +1,11 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import BetterSqlite3 from 'better-sqlite3';
-import pg from 'pg';
 import { afterAll, afterEach, expect } from 'vitest';
 import type { FaultProxy } from '../support/faultProxy.ts';
 import { eventually, freePort } from '../support/receiver.ts';
-import { apiRequest, databaseOf, dropDatabaseFor, repoRoot, type ServerProcess, spawnServer, storageArgs, tempDataDir, testBackend } from '../support/server.ts';
+import { readDb } from '../support/readDb.ts';
+import { apiRequest, dropDatabaseFor, repoRoot, type ServerProcess, spawnServer, storageArgs, tempDataDir, testBackend } from '../support/server.ts';
 
 /*
  * Helpers for the sync process tests: a remote and sites as real CLI processes on loopback,
@@ -207,51 +206,4 @@ export async function scan(site: Site, slug: string, times: number) {
 export const scanCount = (site: Site, slug: string) =>
   readDb(site.dataDir, (db) => db.value<number>('SELECT scan_count FROM nodes WHERE slug = ?', slug));
 
-/** Reads of an instance's rows, written once with `?` placeholders, on SQLite or PostgreSQL. */
-export interface Rows {
-  all<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T[]>;
-  get<T = Record<string, unknown>>(sql: string, ...params: unknown[]): Promise<T | undefined>;
-  /** The first column of every row. */
-  pluck<T = unknown>(sql: string, ...params: unknown[]): Promise<T[]>;
-  /** The first column of the first row. */
-  value<T = unknown>(sql: string, ...params: unknown[]): Promise<T | undefined>;
-}
-
-/**
- * The rows of the instance on `dataDir`: its SQLite file, or the PostgreSQL database the test
- * harness gave it (a remote when the suites run on PostgreSQL). Counts are numbers on both.
- */
-export async function readDb<T>(dataDir: string, fn: (db: Rows) => Promise<T>): Promise<T> {
-  const url = await databaseOf(dataDir);
-  let all: (sql: string, params: unknown[]) => Promise<Array<Record<string, unknown>>>;
-  let close: () => Promise<void>;
-  if (url) {
-    const client = new pg.Client({ connectionString: url, types: { getTypeParser: (oid, format) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format)) } as pg.CustomTypesConfig });
-    await client.connect();
-    all = async (sql, params) => {
-      let n = 0;
-      return (await client.query<Record<string, unknown>>(sql.replace(/\?/g, () => `$${++n}`), params)).rows;
-    };
-    close = () => client.end();
-  } else {
-    const db = new BetterSqlite3(join(dataDir, 'waymark.sqlite'), { readonly: true });
-    all = async (sql, params) => db.prepare(sql).all(...params) as Array<Record<string, unknown>>;
-    close = async () => {
-      db.close();
-    };
-  }
-  const rows: Rows = {
-    all: async <R,>(sql: string, ...params: unknown[]) => (await all(sql, params)) as R[],
-    get: async <R,>(sql: string, ...params: unknown[]) => (await all(sql, params))[0] as R | undefined,
-    pluck: async <R,>(sql: string, ...params: unknown[]) => (await all(sql, params)).map((r) => Object.values(r)[0] as R),
-    value: async <R,>(sql: string, ...params: unknown[]) => {
-      const first = (await all(sql, params))[0];
-      return (first === undefined ? undefined : Object.values(first)[0]) as R | undefined;
-    },
-  };
-  try {
-    return await fn(rows);
-  } finally {
-    await close();
-  }
-}
+export { readDb, type Rows } from '../support/readDb.ts';

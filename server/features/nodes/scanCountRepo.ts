@@ -19,19 +19,20 @@ export function prepareScanCount(db: Database): (nodeId: string, n: number) => v
 /**
  * PostgreSQL, first statement of a batch of scans: locks the batch's nodes in id order (two
  * processes' batches touching the same nodes then wait for each other instead of deadlocking)
- * and returns those that still exist. A node deleted before this gets no scan; one deleted after
+ * and returns those that still exist, each with its scan_count as stored (what max_scans is held
+ * against across processes: scans/storage.ts Recount). A node deleted before this gets no scan; one deleted after
  * it waits for the batch to commit, and its delete trigger then removes the batch's scans.
  */
-export async function lockNodesForScans(tx: Executor, nodeIds: readonly string[]): Promise<Set<string>> {
-  if (nodeIds.length === 0) return new Set();
+export async function lockNodesForScans(tx: Executor, nodeIds: readonly string[]): Promise<Map<string, number>> {
+  if (nodeIds.length === 0) return new Map();
   const rows = await tx
     .selectFrom('nodes')
-    .select('id')
+    .select(['id', 'scan_count'])
     .where('id', 'in', [...nodeIds])
     .orderBy('id')
     .forNoKeyUpdate()
     .execute();
-  return new Set(rows.map((r) => r.id));
+  return new Map(rows.map((r) => [r.id, Number(r.scan_count)]));
 }
 
 /** PostgreSQL: adds each node's new scans to its scan_count, one statement per batch (rows locked above). */

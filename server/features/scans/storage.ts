@@ -33,12 +33,21 @@ export interface ScanStorage {
    * Records a batch in one transaction; `done` runs once it is committed and durable (or failed),
    * with each scan's event id or null (its node was deleted meanwhile: not recorded).
    */
-  write(records: ScanRecord[], done: (err: Error | null, results?: WriteResult) => void): void;
+  write(records: ScanRecord[], done: (err: Error | null, results?: WriteResult) => void, recount?: Recount): void;
   /** Batches committed and not yet durable, at most. */
   readonly maxInFlight: number;
   /** Stops background work and closes what the storage opened (the caller closes the store). */
   close(): Promise<void>;
 }
+
+/**
+ * Called by a storage that several processes write (PostgreSQL) inside the batch's transaction,
+ * once the batch's nodes are locked, with each node's scan_count as stored: the handler resolves
+ * again, in place, the records of nodes with max_scans whose count moved since its cache read it
+ * (docs/scans.md "Node limits": exact across processes). Synchronous: nothing else runs meanwhile.
+ * SQLite, one process whose cache counts every scan, has no use for it.
+ */
+export type Recount = (scanCounts: ReadonlyMap<string, number>) => void;
 
 /** True for a view still being prepared (PostgreSQL), false for one ready now (SQLite). */
 export function isPending(v: ScanView | Promise<ScanView>): v is Promise<ScanView> {

@@ -1,6 +1,7 @@
 import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { formatHlc } from '../../platform/hlc.ts';
+import { PeriodicPrune, type PruneChunk, pruneInChunks } from '../../platform/periodicPrune.ts';
 import type { HistoryRow, ReplicationRepo, SyncRepo } from './repo.ts';
 import type { SyncLogger } from './site.ts';
 
@@ -16,6 +17,8 @@ export interface PruneOptions {
 export const DEFAULT_PRUNE_OPTIONS: PruneOptions = { retentionMs: 30 * 24 * 3_600_000, everyMs: 3_600_000, chunk: 500 };
 
 const CURSOR = 'sync.prune_seq';
+/** One process compacts at a time (PostgreSQL advisory lock). */
+const LOCK = 'sync-prune';
 
 /**
  * The rows of an entity's history that no longer carry anything: an upsert is superseded when a
@@ -54,59 +57,44 @@ export class SyncPruner {
   private readonly rows: ReplicationRepo;
   private readonly settings: SyncRepo;
   private readonly clock: Clock;
-  private readonly logger: SyncLogger;
   private readonly options: PruneOptions;
-  private timer: NodeJS.Timeout | null = null;
-  private running: Promise<unknown> = Promise.resolve();
+  private readonly worker: PeriodicPrune;
 
   constructor(deps: { store: Store; rows: ReplicationRepo; settings: SyncRepo; clock: Clock; logger: SyncLogger; options?: Partial<PruneOptions> | undefined }) {
     this.store = deps.store;
     this.rows = deps.rows;
     this.settings = deps.settings;
     this.clock = deps.clock;
-    this.logger = deps.logger;
     this.options = { ...DEFAULT_PRUNE_OPTIONS, ...deps.options };
+    this.worker = new PeriodicPrune({
+      everyMs: this.options.everyMs,
+      pass: () => this.prune(),
+      onError: (err) => deps.logger.error('sync: compacting the change outbox failed', err),
+    });
   }
 
   start(): void {
-    if (this.timer) return;
-    const tick = () => {
-      this.running = this.prune().catch((err: unknown) => this.logger.error('sync: compacting the change outbox failed', err));
-    };
-    this.timer = setInterval(tick, this.options.everyMs);
-    this.timer.unref();
+    this.worker.start();
   }
 
   async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = null;
-    await this.running;
+    await this.worker.stop();
   }
 
   /** One pass; returns how many outbox rows it dropped. */
   async prune(): Promise<number> {
     const cutoff = formatHlc(Math.max(0, this.clock.now() - this.options.retentionMs), 0);
-    let dropped = 0;
-    for (;;) {
-      const step = await this.store.transaction((tx) => this.chunk(tx, cutoff));
-      if (step === null) break;
-      dropped += step.dropped;
-      if (step.done) break;
-      // Let requests through between chunks (on SQLite a chunk holds the event loop while it runs).
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    const dropped = await pruneInChunks(this.store, LOCK, (tx) => this.chunk(tx, cutoff));
     // Bounded chunks here too, one process at a time: no long transaction however much there is.
-    for (;;) {
-      const found = await this.store.transaction(async (tx) => ((await this.rows.tryLock(tx, 'sync-prune')) ? this.rows.pruneUnapplied(tx, cutoff, this.options.chunk) : 0));
-      if (found < this.options.chunk) break;
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    await pruneInChunks(this.store, LOCK, async (tx) => {
+      const found = await this.rows.pruneUnapplied(tx, cutoff, this.options.chunk);
+      return { removed: found, done: found < this.options.chunk };
+    });
     return dropped;
   }
 
-  /** One chunk in one transaction; null when another process is compacting right now. */
-  private async chunk(tx: Executor, cutoff: string): Promise<{ dropped: number; done: boolean } | null> {
-    if (!(await this.rows.tryLock(tx, 'sync-prune'))) return null;
+  /** One chunk in one transaction (holding the compaction lock). */
+  private async chunk(tx: Executor, cutoff: string): Promise<PruneChunk> {
     const from = Number((await this.settings.getSetting(tx, CURSOR)) ?? '0');
     const batch = await this.rows.outboxAfter(tx, from, this.options.chunk);
     let upTo = from;
@@ -127,6 +115,6 @@ export class SyncPruner {
     }
     await this.rows.deleteOutboxRows(tx, drop);
     if (upTo > from) await this.settings.setSetting(tx, CURSOR, String(upTo));
-    return { dropped: drop.length, done };
+    return { removed: drop.length, done };
   }
 }

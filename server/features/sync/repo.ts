@@ -793,12 +793,6 @@ export class ReplicationRepo {
   async deleteOutboxRows(db: Executor, seqs: number[]): Promise<void> {
     for (let i = 0; i < seqs.length; i += 500) await db.deleteFrom('sync_outbox').where('seq', 'in', seqs.slice(i, i + 500)).execute();
   }
-  /** PostgreSQL: whether this transaction got the lock `key` (another process may hold it); SQLite: always. */
-  async tryLock(db: Executor, key: string): Promise<boolean> {
-    if (this.dialect !== 'postgres') return true;
-    const r = await sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(hashtextextended(${key}, 0)) AS ok`.execute(db);
-    return r.rows[0]?.ok === true;
-  }
   /** Up to `limit` received-but-unapplied edits older than `hlc` (kept only as history for the conflict log); returns how many it found. */
   async pruneUnapplied(db: Executor, hlc: string, limit: number): Promise<number> {
     const keys = await db.selectFrom('sync_unapplied').select(['entity', 'entity_id', 'hlc', 'writer']).where('hlc', '<', hlc).limit(limit).execute();
