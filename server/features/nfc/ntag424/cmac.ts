@@ -54,7 +54,7 @@ export class AesCmac {
   readonly k1: Buffer;
   readonly k2: Buffer;
 
-  /** `cipher`: AES under `key`; node:crypto's unless the caller brings one (softAes.ts for one-use keys). */
+  /** `cipher`: AES under `key`; node:crypto's unless the caller brings one (any BlockCipher). */
   constructor(key: Uint8Array, cipher: BlockCipher = new AesBlock(key)) {
     this.aes = cipher;
     this.k1 = doubleInGf128(this.aes.encrypt(ZERO_BLOCK));

@@ -4,7 +4,6 @@
  * personalisation over PC/SC both build on these.
  */
 export { AesBlock, AesCmac, aesCmac, aesEncryptBlock, cmacSubkeys, type BlockCipher } from './cmac.ts';
-export { SoftAes128 } from './softAes.ts';
 export { diversifyAes128Key, ntag424TagKey, WAYMARK_SYSTEM_IDENTIFIER } from './diversify.ts';
 export { NTAG424_KEY, ntag424FileReadKey, ntag424KeySet, ntag424MetaReadKey, type Ntag424KeySet } from './keys.ts';
 export {

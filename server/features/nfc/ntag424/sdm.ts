@@ -1,6 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual, type Decipheriv } from 'node:crypto';
 import { AesCmac } from './cmac.ts';
-import { SoftAes128 } from './softAes.ts';
+import { cmac } from '@noble/ciphers/aes.js';
 
 /**
  * Secure Dynamic Messaging (NT4H2421Gx §9.3, AN12196 §3.3–3.4), AES mode, UID and read counter
@@ -86,8 +86,9 @@ export function truncateMac(fullMac: Uint8Array): Buffer {
  */
 export function computeSdmMac(fileReadKey: Uint8Array | AesCmac, picc: PiccData, macInput: Uint8Array = Buffer.alloc(0)): Buffer {
   const sessionKey = sdmSessionMacKey(fileReadKey, picc);
-  // A one-tap key used for two blocks: no OpenSSL cipher for it (softAes.ts says why).
-  return truncateMac(new AesCmac(sessionKey, new SoftAes128(sessionKey)).mac(macInput));
+  // A key used once, for two blocks: creating an OpenSSL cipher for it costs ~100x a block
+  // (105 us against 1.3 us measured under load), so it runs on @noble/ciphers' audited AES-CMAC.
+  return truncateMac(Buffer.from(cmac(macInput, sessionKey)));
 }
 
 /** Constant-time comparison of a received SDMMAC with the expected one. */
