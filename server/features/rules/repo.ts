@@ -54,6 +54,21 @@ export class RulesRepo {
     return rows.map(fromStored);
   }
 
+  /** The rules of several nodes, each node's in evaluation order (a page of the export). */
+  async listForNodes(db: Executor, nodeIds: readonly string[]): Promise<RuleRow[]> {
+    if (nodeIds.length === 0) return [];
+    const rows = await db
+      .selectFrom('rules')
+      .select(COLUMNS)
+      .where('node_id', 'in', nodeIds)
+      .orderBy('node_id')
+      .orderBy('priority')
+      .orderBy('created_at')
+      .orderBy('rowid')
+      .execute();
+    return rows.map(fromStored);
+  }
+
   async get(db: Executor, nodeId: string, id: string): Promise<RuleRow | undefined> {
     const row = await db.selectFrom('rules').select(COLUMNS).where('node_id', '=', nodeId).where('id', '=', id).executeTakeFirst();
     return row && fromStored(row);
