@@ -43,6 +43,9 @@ export async function importOrganization(store: Store, services: BackupServices,
   ].filter((x) => x !== false);
   if (nonEmpty.length > 0) throw new ConflictError(`organization ${orgId} is not empty (it has ${nonEmpty.join(', ')}): import into a new one (waymark org create)`);
   const batchIds = new Set(doc.batches.map((b) => b.id));
+  // Its nodes are not all there yet, and a generator here would make the rest with new slugs.
+  const unfinished = doc.batches.findIndex((b) => b.status === 'pending' || b.status === 'generating');
+  if (unfinished >= 0) throw new ValidationError({ [`batches.${unfinished}.status`]: 'is still generating: export again once the batch is ready' });
 
   return store.transaction(async (tx) => {
     const report: OrganizationImportReport = { templates: 0, batches: 0, nodes: 0, rules: 0, webhooks: [] };
