@@ -330,7 +330,7 @@ program
       const org = await oneOrg(opened, opts.org);
       const services = createBackupServices(opened.store, systemClock, opts.scanBase ?? defaultScanBase());
       const report = await importOrganization(opened.store, services, org.id, document).catch((err: unknown) => {
-        if (!(err instanceof AppError)) throw err;
+        if (!(err instanceof AppError)) fail(`nothing was imported: ${err instanceof Error ? err.message : String(err)}`);
         const details = Object.entries(err.details ?? {}).map(([field, message]) => `\n  ${field}: ${message}`);
         fail(`nothing was imported: ${err.message}${details.slice(0, 50).join('')}${details.length > 50 ? `\n  … and ${details.length - 50} more` : ''}`);
       });

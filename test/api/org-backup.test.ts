@@ -124,6 +124,13 @@ describe.each(['sqlite', 'postgres'] as const)('waymark export --org / import --
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/is not empty/);
 
+    // Into another organization of the same instance: its ids (and slugs) are there already.
+    const twin = JSON.parse(await cliOk(target, ['org', 'create', '--name', 'Twin', '--json'])).org as { id: string };
+    const twice = await cli(target, ['import', '--org', twin.id, '--file', file]);
+    expect(twice.code).toBe(2);
+    expect(twice.stderr).toMatch(/^waymark: nothing was imported: templates\.0: /);
+    expect(await counts(target, twin.id)).toEqual({ nodes: 0, templates: 0, batches: 0, webhooks: 0, rules: 0, events: 0 });
+
     const second = JSON.parse(await cliOk(target, ['export', '--org', 'Restored'])) as Doc;
     expect(second.organization).toEqual({ id: restored.id, name: 'Restored' });
     expect(sameParts(second)).toEqual(sameParts(first));

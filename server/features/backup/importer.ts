@@ -74,12 +74,16 @@ export async function importOrganization(store: Store, services: BackupServices,
   });
 }
 
-/** Runs one entity's write, its validation errors named by the entity's place in the document. */
+/**
+ * Runs one entity's write, its errors named by the entity's place in the document: a validation
+ * error's fields, or the storage's refusal (an id this instance has already: the document was
+ * imported here before).
+ */
 async function at<T>(path: string, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (err) {
-    if (!(err instanceof ValidationError)) throw err;
+    if (!(err instanceof ValidationError)) throw new Error(`${path}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     const details = Object.entries(err.details ?? { _: err.message }).map(([field, message]) => [field === '_' ? path : `${path}.${field}`, message]);
     throw new ValidationError(Object.fromEntries(details), err.message);
   }

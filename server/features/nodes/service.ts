@@ -193,6 +193,7 @@ export class NodeService {
       const template = await this.deps.templates.get(tx, node.org_id, node.template_id);
       if (!template) throw new ValidationError({ template_id: 'Template not found' });
       assertTemplateFits(template, node.function_type);
+      assertNoLockedOverride(template, node.payload);
     }
     // A batch node not configured yet may hold part of a payload, as generation left it.
     if (node.status === 'draft' || node.status === 'in_production') validatePartialPayload(node.function_type, node.payload);
