@@ -3,11 +3,9 @@ import { Command, Option } from 'commander';
 import { VERSION } from './config.ts';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createBackupServices } from './backupServices.ts';
 import { CopyError, copySqliteToPostgres } from './db/copyToPostgres.ts';
 import { databaseFile, openStore, type OpenedStore } from './db/openStore.ts';
 import type { PostgresStore } from './db/postgresStore.ts';
-import { exportOrganization, importOrganization } from './features/backup/index.ts';
 import { KeysRepo } from './features/keys/repo.ts';
 import { KeyService } from './features/keys/service.ts';
 import { systemClock } from './platform/clock.ts';
@@ -16,7 +14,6 @@ import { FileSecretStore } from './platform/secrets.ts';
 import { MasterKeys, NTAG424_KIND } from './features/tapproofs/index.ts';
 import { AppError } from './platform/errors.ts';
 import { PLANS, type Plan } from './schemas/common.ts';
-import { BACKUP_OMITTED } from './schemas/organizationBackup.ts';
 import { startServer } from './serve.ts';
 
 const program = new Command()
@@ -298,6 +295,7 @@ program
     const opened = await openData(opts);
     try {
       const org = await oneOrg(opened, opts.org);
+      const { createBackupServices, exportOrganization } = await backupModules();
       const services = createBackupServices(opened.store, systemClock, defaultScanBase());
       for await (const chunk of exportOrganization(services, org, new Date())) {
         // Waits while stdout is full: a large organization is written at constant memory.
@@ -328,6 +326,7 @@ program
     const opened = await openData(opts);
     try {
       const org = await oneOrg(opened, opts.org);
+      const { createBackupServices, importOrganization, BACKUP_OMITTED } = await backupModules();
       const services = createBackupServices(opened.store, systemClock, opts.scanBase ?? defaultScanBase());
       const report = await importOrganization(opened.store, services, org.id, document).catch((err: unknown) => {
         if (!(err instanceof AppError)) fail(`nothing was imported: ${err instanceof Error ? err.message : String(err)}`);
@@ -411,6 +410,16 @@ async function oneOrg(opened: OpenedStore, ref: string): Promise<{ id: string; n
   if (matches.length === 0) fail(`organization ${ref} not found (waymark org list shows them)`);
   if (matches.length > 1) fail(`${matches.length} organizations are named ${ref}: give the id instead (${matches.map((o) => o.id).join(', ')})`);
   return { id: matches[0]!.id, name: matches[0]!.name };
+}
+
+/** Loaded by export and import only: the other commands do not pay for every feature at start-up. */
+async function backupModules() {
+  const [{ createBackupServices }, { exportOrganization, importOrganization }, { BACKUP_OMITTED }] = await Promise.all([
+    import('./backupServices.ts'),
+    import('./features/backup/index.ts'),
+    import('./schemas/organizationBackup.ts'),
+  ]);
+  return { createBackupServices, exportOrganization, importOrganization, BACKUP_OMITTED };
 }
 
 /** What `waymark serve` uses without --scan-base: the node URLs of its events. */
