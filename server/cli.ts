@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
 import { VERSION } from './config.ts';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { CopyError, copySqliteToPostgres } from './db/copyToPostgres.ts';
 import { databaseFile, openStore, type OpenedStore } from './db/openStore.ts';
@@ -12,6 +12,7 @@ import { systemClock } from './platform/clock.ts';
 import { keepRunningWhenOutputFails } from './platform/output.ts';
 import { FileSecretStore } from './platform/secrets.ts';
 import { MasterKeys, NTAG424_KIND } from './features/tapproofs/index.ts';
+import { AppError } from './platform/errors.ts';
 import { PLANS, type Plan } from './schemas/common.ts';
 import { startServer } from './serve.ts';
 
@@ -285,6 +286,70 @@ keysCommand
   });
 
 program
+  .command('export')
+  .description('write a whole organization (nodes with their limits and rules, templates, batches, webhooks; no secrets) as one JSON document to stdout (docs/backup.md)')
+  .requiredOption('--org <id-or-name>', 'organization id, or its exact name (waymark org list)')
+  .addOption(dataOption())
+  .addOption(databaseOption())
+  .action(async (opts: { org: string; data: string; database?: string }) => {
+    const opened = await openData(opts);
+    try {
+      const org = await oneOrg(opened, opts.org);
+      const { createBackupServices, exportOrganization } = await backupModules();
+      const services = createBackupServices(opened.store, systemClock, defaultScanBase());
+      for await (const chunk of exportOrganization(services, org, new Date())) {
+        // Waits while stdout is full: a large organization is written at constant memory.
+        if (!process.stdout.write(chunk)) await new Promise((resolve) => process.stdout.once('drain', resolve));
+      }
+    } finally {
+      await opened.close();
+    }
+  });
+
+program
+  .command('import')
+  .description('read a document written by waymark export --org into an empty organization, all or nothing (docs/backup.md)')
+  .requiredOption('--org <id-or-name>', 'the organization to fill: it must have no nodes, templates, batches or webhooks yet (waymark org create)')
+  .addOption(new Option('--file <path>', 'the document (default: stdin)'))
+  .addOption(new Option('--scan-base <url>', 'the scan base of the server that will serve this data, for the node URLs in the node.created events').env('WAYMARK_SCAN_BASE'))
+  .addOption(dataOption())
+  .addOption(databaseOption())
+  .addOption(jsonOption())
+  .action(async (opts: { org: string; file?: string; scanBase?: string; data: string; database?: string; json?: boolean }) => {
+    const json = opts.json === true || envFlag('WAYMARK_JSON');
+    let document: unknown;
+    try {
+      document = JSON.parse(readFileSync(opts.file ?? 0, 'utf8'));
+    } catch (err) {
+      fail(`cannot read ${opts.file ?? 'stdin'} as JSON: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const opened = await openData(opts);
+    try {
+      const org = await oneOrg(opened, opts.org);
+      const { createBackupServices, importOrganization, BACKUP_OMITTED } = await backupModules();
+      const services = createBackupServices(opened.store, systemClock, opts.scanBase ?? defaultScanBase());
+      const report = await importOrganization(opened.store, services, org.id, document).catch((err: unknown) => {
+        if (!(err instanceof AppError)) fail(`nothing was imported: ${err instanceof Error ? err.message : String(err)}`);
+        const details = Object.entries(err.details ?? {}).map(([field, message]) => `\n  ${field}: ${message}`);
+        fail(`nothing was imported: ${err.message}${details.slice(0, 50).join('')}${details.length > 50 ? `\n  … and ${details.length - 50} more` : ''}`);
+      });
+      if (json) {
+        console.log(JSON.stringify({ organization: org, ...report, omitted: BACKUP_OMITTED }));
+        return;
+      }
+      console.log(`Imported into ${org.name} (${org.id}): ${report.templates} templates, ${report.batches} batches, ${report.nodes} nodes, ${report.rules} rules, ${report.webhooks.length} webhooks.`);
+      if (report.webhooks.length > 0) {
+        console.log('Each webhook has a new signing secret (shown only this once): give it to its receiver.');
+        for (const w of report.webhooks) console.log(`  ${w.url} (${w.id}): ${w.secret}`);
+      }
+      console.log('Not in the document, set them again if you need them:');
+      for (const line of BACKUP_OMITTED) console.log(`  - ${line}`);
+    } finally {
+      await opened.close();
+    }
+  });
+
+program
   .command('migrate')
   .description('move an instance from its SQLite data directory to an empty PostgreSQL database (docs/deploy.md)')
   .requiredOption('--from-data <dir>', 'the data directory whose waymark.sqlite is copied (stop its server first)')
@@ -337,6 +402,29 @@ async function openData(opts: { data: string; database?: string | undefined }): 
     const what = opts.database ? 'the database' : `data directory ${opts.data}`;
     fail(`cannot use ${what}: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/** The one organization `ref` (an id or an exact name) names, or a one-line failure. */
+async function oneOrg(opened: OpenedStore, ref: string): Promise<{ id: string; name: string }> {
+  const matches = await new KeyService(opened.store, new KeysRepo(), systemClock).findOrgs(ref);
+  if (matches.length === 0) fail(`organization ${ref} not found (waymark org list shows them)`);
+  if (matches.length > 1) fail(`${matches.length} organizations are named ${ref}: give the id instead (${matches.map((o) => o.id).join(', ')})`);
+  return { id: matches[0]!.id, name: matches[0]!.name };
+}
+
+/** Loaded by export and import only: the other commands do not pay for every feature at start-up. */
+async function backupModules() {
+  const [{ createBackupServices }, { exportOrganization, importOrganization }, { BACKUP_OMITTED }] = await Promise.all([
+    import('./backupServices.ts'),
+    import('./features/backup/index.ts'),
+    import('./schemas/organizationBackup.ts'),
+  ]);
+  return { createBackupServices, exportOrganization, importOrganization, BACKUP_OMITTED };
+}
+
+/** What `waymark serve` uses without --scan-base: the node URLs of its events. */
+function defaultScanBase(): string {
+  return process.env.WAYMARK_SCAN_BASE || 'http://127.0.0.1:8787';
 }
 
 async function withKeys(opts: { data: string; database?: string | undefined }, run: (keys: KeyService) => Promise<void>): Promise<void> {

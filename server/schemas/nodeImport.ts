@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { FUNCTION_TYPES, NODE_STATUSES, functionType, oneOf, text } from './common.ts';
+import { FUNCTION_TYPES, NODE_STATUSES, functionType, oneOf, text, timestamp } from './common.ts';
+import { AfterLimit, nodeLimitFields } from './nodes.ts';
 import { payloadObject } from './payloads.ts';
 
 /** Rows one POST /v1/nodes/import takes. */
@@ -20,6 +21,11 @@ export const NodeImportRow = z.strictObject({
   payload: payloadObject.optional(),
   template_id: z.string({ error: 'must be a string' }).max(100).optional(),
   status: oneOf(NODE_STATUSES).optional(),
+  // The node's limits, checked as on create and PATCH; a password is hashed before it is stored.
+  expires_at: nodeLimitFields.expires_at,
+  max_scans: nodeLimitFields.max_scans,
+  after_limit: nodeLimitFields.after_limit,
+  password: nodeLimitFields.password,
 });
 export type NodeImportRowT = z.infer<typeof NodeImportRow>;
 
@@ -36,6 +42,10 @@ const NodeImportRowDoc = z
     payload: z.record(z.string(), z.unknown()).optional().meta({ description: 'Required to create: the *Payload of function_type (any part of it with template_id). On an update it replaces the stored payload.' }),
     template_id: z.string().nullable().optional().meta({ description: 'On create only: binds the node to a template. An update must leave it as it is.' }),
     status: z.string().optional().meta({ description: `One of ${NODE_STATUSES.join(', ')}: a create takes active (default) or draft, an update a new status of active, paused or retired (or the node's own).` }),
+    expires_at: z.string().nullable().optional().meta({ description: 'RFC 3339 date-time with a zone: from then on a scan gets after_limit (docs/api.md "Node limits").' }),
+    max_scans: z.union([z.number(), z.string()]).nullable().optional().meta({ description: 'Counted scans the node serves (1…1000000000); a CSV cell holds the number.' }),
+    after_limit: z.unknown().optional().meta({ description: 'An AfterLimit ({"type":"gone"} or {"type":"redirect","url":…}); a CSV cell holds it as JSON.' }),
+    password: z.string().nullable().optional().meta({ description: 'Import only: sets the password (4…200 characters), stored as a scrypt hash. The export never writes one.', writeOnly: true }),
   })
   .meta({ id: 'NodeImportRow' });
 
@@ -105,8 +115,11 @@ export const NodeExportRow = z
     status: oneOf(NODE_STATUSES),
     template_id: z.string().nullable(),
     payload: z.record(z.string(), z.unknown()),
+    expires_at: timestamp.nullable(),
+    max_scans: z.number().int().nullable(),
+    after_limit: AfterLimit.nullable().meta({ description: 'null: the default, the 410 page ({"type":"gone"}).' }),
   })
-  .meta({ id: 'NodeExportRow' });
+  .meta({ id: 'NodeExportRow', description: 'A node as the import reads it. Never its password: a password-protected node imports without one (set it again, or use waymark export for a whole organization, which carries the hash).' });
 export type NodeExportRowT = z.infer<typeof NodeExportRow>;
 
 export const NodesExport = z.object({ nodes: z.array(NodeExportRow) }).meta({ id: 'NodesExport' });

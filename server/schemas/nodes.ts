@@ -22,8 +22,8 @@ const rfc3339 = z
   .regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}[Tt][0-9]{2}:[0-9]{2}:[0-9]{2}(\.[0-9]+)?([Zz]|[+-][0-9]{2}:[0-9]{2})$/, RFC3339_TEXT)
   .refine((s) => !Number.isNaN(Date.parse(s)), RFC3339_TEXT);
 
-/** Node limits as create and PATCH take them (null clears one on PATCH). */
-const limitFields = {
+/** Node limits as create and PATCH take them (null clears one on PATCH); the import reads them too. */
+export const nodeLimitFields = {
   expires_at: rfc3339
     .nullable()
     .optional()
@@ -53,12 +53,12 @@ export const CreateNodeBody = z.strictObject({
   payload: payloadObject,
   template_id: templateId.optional(),
   status: createStatus,
-  ...limitFields,
+  ...nodeLimitFields,
 });
 
 /** One function type's create body: a complete payload, or any part of it with a template. */
 function createNodeOf(type: FunctionType) {
-  const common = { label: text(200), function_type: z.literal(type), status: createStatus, ...limitFields };
+  const common = { label: text(200), function_type: z.literal(type), status: createStatus, ...nodeLimitFields };
   return exclusive(
     [
       z.strictObject({ ...common, payload: payloadSchemas[type] }),
@@ -85,7 +85,7 @@ export const UpdateNodeBody = z
       .optional()
       .meta({ description: 'JSON Merge Patch (RFC 7396) onto the stored payload; null removes a key. The result must be a complete *Payload of the function_type; with a new function_type it replaces the payload.' }),
     status: oneOf(['active', 'paused', 'retired'] as const).optional(),
-    ...limitFields,
+    ...nodeLimitFields,
   })
   .meta({ id: 'UpdateNodeBody' });
 

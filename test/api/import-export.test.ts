@@ -235,7 +235,7 @@ describe('POST /v1/nodes/import and GET /v1/nodes/export', () => {
     expect(csv.status).toBe(200);
     expect(csv.headers.get('content-type')).toMatch(/^text\/csv/);
     expect(csv.headers.get('content-disposition')).toBe('attachment; filename="nodes.csv"');
-    expect(csv.text.split('\r\n')[0]).toMatch(/^slug,serial,label,function_type,status,template_id,payload\.url,/);
+    expect(csv.text.split('\r\n')[0]).toMatch(/^slug,serial,label,function_type,status,template_id,expires_at,max_scans,after_limit,payload\.url,/);
     // No cell starts a formula: the export put an apostrophe before = + - @.
     expect(csv.text).toContain(`'=HYPERLINK`);
     expect(csv.text).toContain(`''=already quoted`);
@@ -267,5 +267,54 @@ describe('POST /v1/nodes/import and GET /v1/nodes/export', () => {
     expect(res.status, res.text.slice(0, 300)).toBe(200);
     expect(res.body.data).toMatchObject({ created: 0, updated: 1, failed: 0 });
     expect((await server.api('GET', `/nodes/${slug}`, undefined, trip.key)).body.data.label).toBe('After edit');
+  });
+
+  it('limits round trip: the export carries expires_at, max_scans and after_limit (never a password), another organization imports them; a password column sets a hash', async () => {
+    const keys = server.running.app.services.keys;
+    const source = await keys.createOrgWithKey('Limits source', 'first');
+    const sourceKey = (await keys.createKey(source.org.id, 'unlimited', 'enterprise', UNLIMITED)).apiKey;
+    const copy = await keys.createOrgWithKey('Limits copy', 'first');
+    const copyKey = (await keys.createKey(copy.org.id, 'unlimited', 'enterprise', UNLIMITED)).apiKey;
+    const limits = { expires_at: '2030-06-01T12:00:00+02:00', max_scans: 500, after_limit: { type: 'redirect', url: 'https://example.com/sold-out' } };
+    const gated = await server.api('POST', '/nodes', { label: 'Gated', function_type: 'redirect', payload: { url: 'https://example.com/in' }, ...limits, password: 'open sesame' }, sourceKey);
+    expect(gated.status, gated.text).toBe(201);
+    await createNode(server, 'redirect', { label: 'Plain' }, sourceKey);
+
+    const json = await server.api('GET', '/nodes/export?format=json', undefined, sourceKey);
+    expect(json.status).toBe(200);
+    const [gatedRow, plainRow] = json.body.nodes as Array<Record<string, unknown>>;
+    expect(gatedRow).toMatchObject({ label: 'Gated', expires_at: '2030-06-01T10:00:00.000Z', max_scans: 500, after_limit: limits.after_limit });
+    expect(plainRow).toMatchObject({ label: 'Plain', expires_at: null, max_scans: null, after_limit: null });
+    expect(json.text).not.toMatch(/password/);
+    const csv = await server.api('GET', '/nodes/export', undefined, sourceKey);
+    expect(csv.text.split('\r\n')[0]!.split(',')).not.toContain('password');
+    expect(csv.text).toContain(',2030-06-01T10:00:00.000Z,500,"{""type"":""redirect"",""url"":""https://example.com/sold-out""}",');
+    // Imported back unchanged, in both forms.
+    expect((await importCsv(server, csv.text, '', sourceKey)).body.data).toMatchObject({ unchanged: 2, updated: 0, failed: 0 });
+    expect((await server.api('POST', '/nodes/import', json.body, sourceKey)).body.data).toMatchObject({ unchanged: 2, updated: 0, failed: 0 });
+
+    // Into another organization: the CSV without its slug column creates nodes with the same limits.
+    const withoutSlugs = csv.text.replace(/^slug,/, '').replace(/\r\n[^,\r\n]+,/g, '\r\n');
+    const created = await importCsv(server, withoutSlugs, '', copyKey);
+    expect(created.status, created.text.slice(0, 500)).toBe(200);
+    expect(created.body.data).toMatchObject({ created: 2, failed: 0 });
+    const copied = (await exported(server, copyKey)).values();
+    const copiedRows = [...copied].map(({ slug: _slug, ...rest }) => rest);
+    expect(copiedRows).toEqual((json.body.nodes as Array<Record<string, unknown>>).map(({ slug: _slug, ...rest }) => rest));
+    const copiedGated = created.body.data.rows[0].slug as string;
+    expect((await server.api('GET', `/nodes/${copiedGated}`, undefined, copyKey)).body.data).toMatchObject({ password_protected: false, max_scans: 500 });
+
+    // A password column (import only) sets the password, stored as a hash; a bad one is a row error naming the column.
+    const withPassword = await importCsv(server, `slug,password\r\n${copiedGated},open sesame\r\n`, '', copyKey);
+    expect(withPassword.body.data).toMatchObject({ updated: 1, failed: 0 });
+    expect((await server.api('GET', `/nodes/${copiedGated}`, undefined, copyKey)).body.data.password_protected).toBe(true);
+    const [stored] = await rows(server.running.store, 'SELECT password_hash FROM nodes WHERE slug = ?', copiedGated);
+    expect(stored!.password_hash).toMatch(/^scrypt\$/);
+    expect(String(stored!.password_hash)).not.toContain('open sesame');
+    const tooShort = await importCsv(server, `label,function_type,payload.url,max_scans,password\r\nNew,redirect,https://example.com/n,ten,abc\r\n`, '?mode=partial', copyKey);
+    expect(tooShort.body.data.errors).toEqual([
+      { row: 1, field: 'max_scans', message: 'must be a whole number' },
+      { row: 1, field: 'password', message: 'must be at least 4 characters' },
+    ]);
   });
 });

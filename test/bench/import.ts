@@ -7,13 +7,18 @@
  * - Export: GET /v1/nodes/export of 100,000 nodes from a server in its own process, whose RSS is
  *   sampled every 10 ms while it streams; beside the same server exporting an organization with
  *   no nodes. The body is read and dropped by this process, as slowly as the network allows.
+ * - Organization export: `waymark export --org` of the same organization (docs/backup.md), the
+ *   CLI's own RSS sampled the same way, beside its export of the organization with no nodes.
  *
- *   node test/bench/import.ts     (WAYMARK_BENCH_EXPORT_NODES=20000 for a shorter run)
+ *   node test/bench/import.ts     (WAYMARK_BENCH_EXPORT_NODES=20000 for a shorter run;
+ *                                  WAYMARK_BENCH_IMPORT_ROWS=500 with it to see that it works)
  */
+import { spawn } from 'node:child_process';
 import { readFileSync, rmSync } from 'node:fs';
-import { type ServerProcess, UNLIMITED, spawnServer, startTestServer, tempDataDir } from '../support/server.ts';
+import { join } from 'node:path';
+import { type ServerProcess, UNLIMITED, repoRoot, spawnServer, startTestServer, tempDataDir } from '../support/server.ts';
 
-const ROWS = 5000;
+const ROWS = Number(process.env.WAYMARK_BENCH_IMPORT_ROWS ?? 5000);
 const EXPORT_NODES = Number(process.env.WAYMARK_BENCH_EXPORT_NODES ?? 100_000);
 
 const ms = (v: number) => `${v.toFixed(0).padStart(6)} ms`;
@@ -57,10 +62,31 @@ async function exportPeak(server: ServerProcess, key: string): Promise<{ peak: n
   return { peak, before, bytes, ms: elapsed };
 }
 
+/** `waymark export --org` in its own process, its output read and dropped: peak RSS, bytes, time. */
+async function cliExportPeak(dataDir: string, orgId: string): Promise<{ peak: number; bytes: number; ms: number }> {
+  const t = performance.now();
+  const child = spawn(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'export', '--org', orgId, '--data', dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let peak = 0;
+  const sample = () => {
+    try {
+      peak = Math.max(peak, rssOf(child.pid!));
+    } catch {
+      // Exited between two samples.
+    }
+  };
+  const sampler = setInterval(sample, 10);
+  let bytes = 0;
+  for await (const chunk of child.stdout) bytes += (chunk as Buffer).length;
+  const code = await new Promise<number | null>((resolve) => (child.exitCode !== null ? resolve(child.exitCode) : child.once('exit', resolve)));
+  clearInterval(sampler);
+  if (code !== 0) throw new Error(`waymark export --org exited with ${code}`);
+  return { peak, bytes, ms: performance.now() - t };
+}
+
 const dataDir = tempDataDir('waymark-bench-import-');
 try {
   const server = await startTestServer({ dataDir, limits: 'unlimited' });
-  const { url, apiKey: key } = server;
+  const { url, apiKey: key, orgId } = server;
 
   console.log(`\nimport: ${ROWS} redirect nodes over HTTP (SQLite, one server in this process)`);
   const single = performance.now();
@@ -97,6 +123,14 @@ try {
   } finally {
     await child.stop();
   }
+
+  const idle = await cliExportPeak(dataDir, empty.org.id);
+  const full = await cliExportPeak(dataDir, orgId);
+  console.log(`\norganization export: waymark export --org, the CLI in its own process, RSS sampled every 10 ms`);
+  console.log(`  baseline: an organization with no nodes        peak RSS ${mib(idle.peak)}, ${ms(idle.ms)}`);
+  console.log(
+    `  ${EXPORT_NODES.toLocaleString()} nodes (${mib(full.bytes)} of JSON)         peak RSS ${mib(full.peak)} (+${mib(full.peak - idle.peak)} over the baseline), ${ms(full.ms)}, ${Math.round(EXPORT_NODES / (full.ms / 1000)).toLocaleString()} nodes/s`,
+  );
 } finally {
   rmSync(dataDir, { recursive: true, force: true });
 }

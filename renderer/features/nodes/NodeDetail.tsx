@@ -16,9 +16,9 @@ import { cleanPayload, mergePatch } from '../../components/payload/fields.ts';
 import { ApiError, api, type NodeT } from '../../lib/api.ts';
 import { formatDate, formatNumber, typeLabel } from '../../lib/format.ts';
 import { navigate } from '../../lib/router.ts';
-import { errorMessage, toast } from '../../lib/toast.ts';
+import { toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
-import { useFormErrors } from '../../lib/useFormErrors.ts';
+import { useFormSubmit } from '../../lib/useFormSubmit.ts';
 import { scoped, validate } from '../../lib/validation.ts';
 import { NodeLimits } from './NodeLimits.tsx';
 import { QrPreview } from './QrPreview.tsx';
@@ -164,9 +164,7 @@ function Overview({ node, onSaved }: { node: NodeT; onSaved(): void }) {
   const [label, setLabel] = useState(node.label);
   const [type, setType] = useState<FunctionType>(node.function_type);
   const [payload, setPayload] = useState<Record<string, unknown>>(node.payload);
-  const { errors, setErrors, formRef } = useFormErrors();
-  const [formError, setFormError] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
+  const { errors, setErrors, formRef, formError, setFormError, busy, send } = useFormSubmit({ refused: 'The server did not accept the change' });
   const typeChanged = type !== node.function_type;
 
   const submit = async (e: FormEvent) => {
@@ -188,25 +186,11 @@ function Overview({ node, onSaved }: { node: NodeT; onSaved(): void }) {
     }
     const c1 = validate(UpdateNodeBody, body);
     const c2 = validate(payloadSchemas[type], next, 'payload');
-    const clientErrors = { ...(c1.ok ? {} : c1.errors), ...(c2.ok ? {} : c2.errors) };
-    setErrors(clientErrors);
-    if (Object.keys(clientErrors).length > 0) {
-      setFormError('Some fields need attention.');
-      return;
-    }
-    setBusy(true);
-    try {
+    await send({ ...(c1.ok ? {} : c1.errors), ...(c2.ok ? {} : c2.errors) }, async () => {
       await api.nodes.update(node.slug, body);
       toast.success('Node saved');
       onSaved();
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 422) {
-        setErrors(err.details);
-        setFormError(`The server did not accept the change: ${err.message}.`);
-      } else setFormError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

@@ -4,9 +4,9 @@ import { FormActions } from '../../components/Button.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Card } from '../../components/PageHeader.tsx';
 import { Notice } from '../../components/States.tsx';
-import { ApiError, api, type NodeT } from '../../lib/api.ts';
-import { errorMessage, toast } from '../../lib/toast.ts';
-import { useFormErrors } from '../../lib/useFormErrors.ts';
+import { api, type NodeT } from '../../lib/api.ts';
+import { toast } from '../../lib/toast.ts';
+import { useFormSubmit } from '../../lib/useFormSubmit.ts';
 import { validate } from '../../lib/validation.ts';
 
 /** An ISO instant as a `datetime-local` value in the browser's zone (minutes), or ''. */
@@ -25,9 +25,7 @@ export function NodeLimits({ node, onSaved }: { node: NodeT; onSaved(): void }) 
   const [afterUrl, setAfterUrl] = useState(node.after_limit.type === 'redirect' ? node.after_limit.url : '');
   const [password, setPassword] = useState('');
   const [removePassword, setRemovePassword] = useState(false);
-  const { errors, setErrors, formRef } = useFormErrors();
-  const [formError, setFormError] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
+  const { errors, formRef, formError, setFormError, busy, send } = useFormSubmit({ refused: 'The server did not accept the change' });
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
@@ -46,26 +44,13 @@ export function NodeLimits({ node, onSaved }: { node: NodeT; onSaved(): void }) 
       return;
     }
     const checked = validate(UpdateNodeBody, body);
-    setErrors(checked.ok ? {} : checked.errors);
-    if (!checked.ok) {
-      setFormError('Some fields need attention.');
-      return;
-    }
-    setBusy(true);
-    try {
+    await send(checked.ok ? {} : checked.errors, async () => {
       await api.nodes.update(node.slug, body);
       setPassword('');
       setRemovePassword(false);
       toast.success('Limits saved');
       onSaved();
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 422) {
-        setErrors(err.details);
-        setFormError(`The server did not accept the change: ${err.message}.`);
-      } else setFormError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

@@ -11,11 +11,11 @@ import { Card, PageHeader } from '../../components/PageHeader.tsx';
 import { Empty, ErrorState, Loading, Notice } from '../../components/States.tsx';
 import { PayloadForm } from '../../components/payload/PayloadForm.tsx';
 import { cleanPayload, mergePatch, summarizePayload } from '../../components/payload/fields.ts';
-import { ApiError, api, type TemplateT } from '../../lib/api.ts';
+import { api, type TemplateT } from '../../lib/api.ts';
 import { formatDate, typeLabel } from '../../lib/format.ts';
-import { errorMessage, toast } from '../../lib/toast.ts';
+import { toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
-import { useFormErrors } from '../../lib/useFormErrors.ts';
+import { useFormSubmit } from '../../lib/useFormSubmit.ts';
 import { type FieldErrors, scoped, validate } from '../../lib/validation.ts';
 
 /** A template's payload may be partial: each given field is checked on its own (as the server does). */
@@ -152,25 +152,16 @@ function TemplateForm({ initial, onDone, onCancel }: { initial?: TemplateT | und
   const [type, setType] = useState<FunctionType>(initial?.function_type ?? 'redirect');
   const [payload, setPayload] = useState<Record<string, unknown>>(initial?.payload ?? {});
   const [locked, setLocked] = useState<string[]>(initial?.locked_fields ?? []);
-  const { errors, setErrors, formRef } = useFormErrors({ focusFirst: true });
-  const [formError, setFormError] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
+  const { errors, formRef, formError, busy, send } = useFormSubmit({ refused: 'The server did not accept the template', focusFirst: true });
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    setFormError(undefined);
     const clean = cleanPayload(type, payload);
     const body = { name, function_type: type, payload: clean, locked_fields: locked };
     const c = validate(CreateTemplateBody, body);
     const clientErrors = { ...(c.ok ? {} : c.errors), ...checkPartial(type, clean) };
     for (const f of locked) if (!(f in clean)) clientErrors[`payload.${f}`] = 'must have a value when locked';
-    setErrors(clientErrors);
-    if (Object.keys(clientErrors).length > 0) {
-      setFormError('Some fields need attention.');
-      return;
-    }
-    setBusy(true);
-    try {
+    await send(clientErrors, async () => {
       if (initial) {
         await api.templates.update(initial.id, { name, payload: mergePatch(initial.payload, clean), locked_fields: locked });
         toast.success('Template saved');
@@ -179,14 +170,7 @@ function TemplateForm({ initial, onDone, onCancel }: { initial?: TemplateT | und
         toast.success('Template created');
       }
       onDone();
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 422) {
-        setErrors(err.details);
-        setFormError(`The server did not accept the template: ${err.message}.`);
-      } else setFormError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

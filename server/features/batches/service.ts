@@ -142,6 +142,30 @@ export class BatchService {
     return batch;
   }
 
+  /**
+   * A batch from an organization's export (waymark import), as it was (its nodes follow through
+   * the nodes feature). Numbering of its prefix goes on after its serials.
+   */
+  async restoreIn(tx: Executor, batch: BatchRow): Promise<void> {
+    if (batch.template_id !== null) {
+      const template = await this.deps.templates.get(tx, batch.org_id, batch.template_id);
+      if (!template) throw new ValidationError({ template_id: 'Template not found' });
+      assertTemplateFits(template, batch.function_type);
+    }
+    await this.deps.batches.insert(tx, batch);
+    await this.deps.batches.raiseSerials(tx, batch.org_id, batch.prefix, batch.serial_start + batch.quantity);
+  }
+
+  /** Every batch of an organization (the export). */
+  async all(orgId: string, db: Executor = this.deps.store.db): Promise<BatchRow[]> {
+    const out: BatchRow[] = [];
+    for (;;) {
+      const { rows } = await this.deps.batches.list(db, orgId, undefined, 500, out.length);
+      out.push(...rows);
+      if (rows.length < 500) return out;
+    }
+  }
+
   list(orgId: string, status: BatchStatus | undefined, limit: number, offset: number) {
     return this.deps.batches.list(this.deps.store.db, orgId, status, limit, offset);
   }

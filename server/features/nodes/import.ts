@@ -1,5 +1,6 @@
 import type { Executor, Store } from '../../db/store.ts';
 import { AppError, ValidationError } from '../../platform/errors.ts';
+import { hashPassword } from '../../platform/password.ts';
 import { parseOrThrow } from '../../platform/validation.ts';
 import type { FunctionType, NodeStatus } from '../../schemas/common.ts';
 import { type ImportReportT, type ImportRowErrorT, NodeImportRow, type NodeImportRowT, type NodeExportRowT } from '../../schemas/nodeImport.ts';
@@ -46,13 +47,15 @@ export class NodeImporter {
   }
 
   async run(orgId: string, rows: ReadonlyArray<Record<string, unknown>>, options: ImportOptions): Promise<ImportReportT> {
+    // Passwords are hashed first: scrypt awaits, which a SQLite transaction cannot.
+    const hashes = await passwordHashes(rows);
     try {
       return await this.store.transaction(async (tx) => {
         const report: ImportReportT = { mode: options.mode, dry_run: options.dryRun, created: 0, updated: 0, unchanged: 0, failed: 0, errors: [], rows: [] };
         for (const [i, raw] of rows.entries()) {
           const row = i + 1;
           try {
-            const outcome = await this.importRow(tx, orgId, raw);
+            const outcome = await this.importRow(tx, orgId, raw, hashes.get(raw));
             report[outcome.action]++;
             report.rows.push({ row, action: outcome.action, slug: outcome.node.slug });
           } catch (err) {
@@ -75,11 +78,12 @@ export class NodeImporter {
     }
   }
 
-  private async importRow(tx: Executor, orgId: string, raw: Record<string, unknown>): Promise<RowOutcome> {
-    // Null is a field left out (an export writes null for no serial, no template).
+  private async importRow(tx: Executor, orgId: string, raw: Record<string, unknown>, passwordHash: string | undefined): Promise<RowOutcome> {
+    // Null is a field left out (an export writes null for no serial, no template, no limit).
     const input = parseOrThrow(NodeImportRow, Object.fromEntries(Object.entries(raw).filter(([, v]) => v !== null)));
+    const password = input.password !== undefined && passwordHash !== undefined ? { password_hash: passwordHash } : {};
     const target = await this.target(tx, orgId, input);
-    return target ? this.update(tx, orgId, target, input) : this.create(tx, orgId, input);
+    return target ? this.update(tx, orgId, target, input, password) : this.create(tx, orgId, input, password);
   }
 
   /** The node a row names by slug and/or serial (both must name the same one), if it names one. */
@@ -101,7 +105,7 @@ export class NodeImporter {
     return node;
   }
 
-  private async create(tx: Executor, orgId: string, input: NodeImportRowT): Promise<RowOutcome> {
+  private async create(tx: Executor, orgId: string, input: NodeImportRowT, password: { password_hash?: string }): Promise<RowOutcome> {
     const missing: Record<string, string> = {};
     for (const field of ['label', 'function_type', 'payload'] as const) if (input[field] === undefined) missing[field] = 'is required (or name a node to update with slug or serial)';
     if (input.status !== undefined && input.status !== 'active' && input.status !== 'draft') missing.status = 'must be one of: active, draft (a new node)';
@@ -112,12 +116,16 @@ export class NodeImporter {
       payload: input.payload!,
       template_id: input.template_id,
       status: input.status as 'active' | 'draft' | undefined,
-    });
+      expires_at: input.expires_at,
+      max_scans: input.max_scans,
+      after_limit: input.after_limit,
+      password: input.password,
+    }, password);
     return { action: 'created', node };
   }
 
   /** The row's fields replace the node's (payload included); fields left out stay. */
-  private async update(tx: Executor, orgId: string, node: NodeRow, input: NodeImportRowT): Promise<RowOutcome> {
+  private async update(tx: Executor, orgId: string, node: NodeRow, input: NodeImportRowT, password: { password_hash?: string }): Promise<RowOutcome> {
     if (input.template_id !== undefined && input.template_id !== node.template_id) {
       throw new ValidationError({ template_id: "cannot change on an existing node (leave it as the export wrote it)" });
     }
@@ -135,7 +143,8 @@ export class NodeImporter {
     }
     const label = input.label ?? node.label;
     const status = input.status ?? node.status;
-    if (label === node.label && type === node.function_type && status === node.status && sameJson(payload, node.payload)) {
+    const limits = changedLimits(node, input);
+    if (label === node.label && type === node.function_type && status === node.status && sameJson(payload, node.payload) && Object.keys(limits).length === 0) {
       return { action: 'unchanged', node };
     }
     // A PATCH whose merge patch turns the stored payload into the row's: the same checks (locked
@@ -145,9 +154,36 @@ export class NodeImporter {
       ...(type !== node.function_type ? { function_type: type } : {}),
       ...(sameJson(payload, node.payload) && type === node.function_type ? {} : { payload: replacement(node.payload, payload) }),
       ...(status !== node.status ? { status: status as 'active' | 'paused' | 'retired' } : {}),
-    });
+      ...limits,
+    }, password);
     return { action: 'updated', node: updated };
   }
+}
+
+/**
+ * The limits a row sets that differ from the node's (an instant compared as an instant, gone as
+ * no fallback). A password given is always a change: its hash has a salt of its own.
+ */
+function changedLimits(node: NodeRow, input: NodeImportRowT): Pick<NodeImportRowT, 'expires_at' | 'max_scans' | 'after_limit' | 'password'> {
+  const out: Pick<NodeImportRowT, 'expires_at' | 'max_scans' | 'after_limit' | 'password'> = {};
+  // Null never arrives (importRow drops it: a field left out); != null says so to the compiler.
+  if (input.expires_at != null && (node.expires_at === null || Date.parse(input.expires_at) !== Date.parse(node.expires_at))) out.expires_at = input.expires_at;
+  if (input.max_scans != null && input.max_scans !== node.max_scans) out.max_scans = input.max_scans;
+  if (input.after_limit != null && !sameJson(input.after_limit.type === 'gone' ? null : input.after_limit, node.after_limit)) out.after_limit = input.after_limit;
+  if (input.password != null) out.password = input.password;
+  return out;
+}
+
+/** Each row's password hashed, for the rows whose password the row check will accept. */
+async function passwordHashes(rows: ReadonlyArray<Record<string, unknown>>): Promise<Map<Record<string, unknown>, string>> {
+  const hashes = new Map<Record<string, unknown>, string>();
+  const accepted = NodeImportRow.shape.password;
+  await Promise.all(
+    rows.map(async (row) => {
+      if (typeof row.password === 'string' && accepted.safeParse(row.password).success) hashes.set(row, await hashPassword(row.password));
+    }),
+  );
+  return hashes;
 }
 
 /** A JSON Merge Patch that turns `from` into `to`: `to`'s fields, and null for each one it drops. */
@@ -190,5 +226,8 @@ export function exportRow(node: NodeRow): NodeExportRowT {
     status: node.status,
     template_id: node.template_id,
     payload: node.payload,
+    expires_at: node.expires_at,
+    max_scans: node.max_scans,
+    after_limit: node.after_limit,
   };
 }

@@ -30,7 +30,7 @@ export function importExportRoutes(nodes: NodeService, importer: NodeImporter) {
       bodyExample: { nodes: [{ label: 'Front door', function_type: 'redirect', payload: { url: 'https://example.com/menu' } }, { slug: 'Z8QDXM0N', status: 'paused' }] },
       textBodies: {
         'text/csv': {
-          description: `A header line naming the columns (${TABLE_COLUMNS.join(', ')}; any subset, in any order), then one line per row. An empty cell is a field left out, \`""\` an empty string; \`payload.links\` holds JSON; a leading apostrophe before = + - @ is dropped (the export adds it against spreadsheet formulas).`,
+          description: `A header line naming the columns (${TABLE_COLUMNS.join(', ')}, and password, import only; any subset, in any order), then one line per row. An empty cell is a field left out, \`""\` an empty string; \`payload.links\` and \`after_limit\` hold JSON; a leading apostrophe before = + - @ is dropped (the export adds it against spreadsheet formulas).`,
           parse: (text) => ({ nodes: rowsFromCsv(text) }),
         },
       },

@@ -3,7 +3,7 @@
  * other features read and change nodes only through NodeService (its methods taking `tx` join
  * the caller's transaction and record the `node.*` events).
  */
-export { applyTemplate, assertNoLockedOverride, assertTemplateFits, isConfigured, validatePayload } from './payload.ts';
+export { applyTemplate, assertNoLockedOverride, assertTemplateFits, isConfigured, validatePartialPayload, validatePayload } from './payload.ts';
 export { type NodeFilter, type NodeRow, NodesRepo } from './repo.ts';
 export { nodeRoutes } from './routes.ts';
 export { type ImportOptions, NodeImporter } from './import.ts';

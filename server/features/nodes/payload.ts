@@ -1,4 +1,6 @@
+import type { z } from 'zod';
 import type { FunctionType } from '../../schemas/common.ts';
+import { payloadSchemas } from '../../schemas/payloads.ts';
 import { functionTypes } from '../../functionTypes/registry.ts';
 import { ValidationError } from '../../platform/errors.ts';
 import { parseOrThrow } from '../../platform/validation.ts';
@@ -43,4 +45,24 @@ export function assertTemplateFits(template: TemplateRow, type: FunctionType, fi
   if (template.function_type !== type) {
     throw new ValidationError({ [field]: `is a template for ${template.function_type} nodes, not ${type}` });
   }
+}
+
+/**
+ * A partial payload (a template's, an unconfigured batch node's): every field it sets must be
+ * valid for the type, but required fields may be left out. Each field is checked on its own.
+ */
+export function validatePartialPayload(type: FunctionType, payload: Record<string, unknown>): void {
+  const shape = payloadSchemas[type].shape as Record<string, z.ZodType>;
+  const details: Record<string, string> = {};
+  for (const [key, value] of Object.entries(payload)) {
+    // Object.hasOwn: `constructor`, `toString` … are not payload fields either.
+    const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
+    if (!field) {
+      details[`payload.${key}`] = 'is not a known field';
+      continue;
+    }
+    const result = field.safeParse(value);
+    if (!result.success) details[`payload.${key}`] = result.error.issues[0]?.message ?? 'is invalid';
+  }
+  if (Object.keys(details).length > 0) throw new ValidationError(details);
 }

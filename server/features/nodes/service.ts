@@ -10,7 +10,7 @@ import { hashPassword } from '../../platform/password.ts';
 import type { SyncChangeT } from '../../schemas/sync.ts';
 import { normalizeSlug, type SlugAllocator } from '../slugs/index.ts';
 import type { TemplateRow } from '../templates/index.ts';
-import { applyTemplate, assertNoLockedOverride, assertTemplateFits, validatePayload } from './payload.ts';
+import { applyTemplate, assertNoLockedOverride, assertTemplateFits, validatePartialPayload, validatePayload } from './payload.ts';
 import type { NodeFilter, NodeRow, NodesRepo } from './repo.ts';
 
 /** Node limits as create and PATCH take them: undefined = unchanged, null = cleared. */
@@ -177,6 +177,30 @@ export class NodeService {
       ...fields,
     };
     await this.deps.nodes.insert(tx, node);
+    return node;
+  }
+
+  /**
+   * A node from an organization's export (waymark import), as it was: its id, slug (claimed
+   * here: printed codes keep working), limits with the password's hash, scan count and times.
+   * Checked like a create (payload complete for its type, template of the organization and of
+   * the type, locked fields as the template has them); records `node.created`.
+   */
+  async restoreIn(tx: Executor, node: NodeRow): Promise<NodeRow> {
+    const slug = normalizeSlug(node.slug);
+    if (slug !== node.slug) throw new ValidationError({ slug: 'is not a Waymark slug' });
+    if (node.template_id !== null) {
+      const template = await this.deps.templates.get(tx, node.org_id, node.template_id);
+      if (!template) throw new ValidationError({ template_id: 'Template not found' });
+      assertTemplateFits(template, node.function_type);
+      assertNoLockedOverride(template, node.payload);
+    }
+    // A batch node not configured yet may hold part of a payload, as generation left it.
+    if (node.status === 'draft' || node.status === 'in_production') validatePartialPayload(node.function_type, node.payload);
+    else validatePayload(node.function_type, node.payload);
+    if (!(await this.deps.slugs.claim(tx, node.org_id, node.id, slug))) throw new ValidationError({ slug: `${slug} is already used on this instance` });
+    await this.deps.nodes.insert(tx, node);
+    await this.deps.outbox.record(tx, node.org_id, 'node.created', await this.apiIn(tx, node));
     return node;
   }
 

@@ -7,7 +7,7 @@ describe('nodes as a CSV table', () => {
   it('reads back every text an export writes, exactly (formula guard, quotes, line breaks, empty strings)', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'binary' }), fc.string(), (label, message) => {
-        const line = csvLine({ slug: 'Z8QDXM0N', serial: null, label, function_type: 'action', status: 'active', template_id: null, payload: { action_type: 'sms', message } });
+        const line = csvLine({ slug: 'Z8QDXM0N', serial: null, label, function_type: 'action', status: 'active', template_id: null, payload: { action_type: 'sms', message }, expires_at: null, max_scans: null, after_limit: null });
         const [row] = rowsFromCsv(csvHeader() + line);
         expect(row!.payload).toEqual({ action_type: 'sms', message });
         expect(row!.label).toBe(label);

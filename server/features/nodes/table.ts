@@ -1,8 +1,10 @@
 /**
  * Nodes as a table, for the import and the export: one row per node, the columns `slug`,
- * `serial`, `label`, `function_type`, `status`, `template_id` and `payload.<field>` for every
- * payload field of every function type. A payload field holding a list (`links`) is one JSON
- * cell; every other cell is text. An empty cell is a field left out.
+ * `serial`, `label`, `function_type`, `status`, `template_id`, the limits `expires_at`,
+ * `max_scans`, `after_limit`, and `payload.<field>` for every payload field of every function
+ * type. A payload field holding a list (`links`) and `after_limit` are one JSON cell, `max_scans`
+ * a number; every other cell is text. An empty cell is a field left out. The import also reads
+ * `password` (clear text, hashed on import), which the export never writes.
  */
 import { parse } from 'csv-parse/sync';
 import { z } from 'zod';
@@ -12,7 +14,10 @@ import { FUNCTION_TYPES } from '../../schemas/common.ts';
 import type { NodeExportRowT } from '../../schemas/nodeImport.ts';
 import { payloadFields, payloadSchemas } from '../../schemas/payloads.ts';
 
-const NODE_COLUMNS = ['slug', 'serial', 'label', 'function_type', 'status', 'template_id'] as const;
+const NODE_COLUMNS = ['slug', 'serial', 'label', 'function_type', 'status', 'template_id', 'expires_at', 'max_scans', 'after_limit'] as const;
+
+/** Read by the import, never written by the export. */
+const IMPORT_ONLY_COLUMNS = ['password'] as const;
 
 /** Payload fields in schema order, each once (first_name before email, …). */
 const PAYLOAD_FIELDS = [...new Set(FUNCTION_TYPES.flatMap((type) => payloadFields[type]))];
@@ -38,7 +43,7 @@ export function csvHeader(): string {
 
 /** One exported node as a CSV line, in TABLE_COLUMNS order. */
 export function csvLine(row: NodeExportRowT): string {
-  const cells: unknown[] = NODE_COLUMNS.map((c) => row[c]);
+  const cells: unknown[] = NODE_COLUMNS.map((c) => (c === 'after_limit' && row.after_limit !== null ? JSON.stringify(row.after_limit) : row[c]));
   for (const field of PAYLOAD_FIELDS) {
     const value = row.payload[field];
     cells.push(value === undefined ? null : JSON_FIELDS.has(field) || typeof value !== 'string' ? JSON.stringify(value) : value);
@@ -63,7 +68,7 @@ export function rowsFromCsv(text: string): Array<Record<string, unknown>> {
   const [header, ...lines] = records;
   if (!header) throw new ValidationError({ header: 'The CSV is empty: its first line names the columns (GET /v1/nodes/export writes them)' });
   const columns = header.map((c) => (c ?? '').trim());
-  const known = new Set(TABLE_COLUMNS);
+  const known = new Set([...TABLE_COLUMNS, ...IMPORT_ONLY_COLUMNS]);
   const details: Record<string, string> = {};
   const seen = new Set<string>();
   for (const column of columns) {
@@ -80,7 +85,7 @@ export function rowsFromCsv(text: string): Array<Record<string, unknown>> {
       if (raw === null || raw === undefined) return;
       const cell = csvUnguard(raw);
       if (!column.startsWith('payload.')) {
-        row[column] = cell;
+        row[column] = column === 'after_limit' ? parseJsonCell(cell) : column === 'max_scans' && /^[0-9]+$/.test(cell) ? Number(cell) : cell;
         return;
       }
       const field = column.slice('payload.'.length);

@@ -42,11 +42,18 @@ function toStored({ conditions, payload, enabled, ...rest }: RuleRow): Stored {
 
 export class RulesRepo {
   /** Evaluation order: priority, then age (rowid breaks ties within one millisecond; ids are random). */
-  async listForNode(db: Executor, nodeId: string): Promise<RuleRow[]> {
+  listForNode(db: Executor, nodeId: string): Promise<RuleRow[]> {
+    return this.listForNodes(db, [nodeId]);
+  }
+
+  /** The rules of several nodes, grouped by node, each node's in evaluation order (a page of the export). */
+  async listForNodes(db: Executor, nodeIds: readonly string[]): Promise<RuleRow[]> {
+    if (nodeIds.length === 0) return [];
     const rows = await db
       .selectFrom('rules')
       .select(COLUMNS)
-      .where('node_id', '=', nodeId)
+      .where('node_id', 'in', nodeIds)
+      .orderBy('node_id')
       .orderBy('priority')
       .orderBy('created_at')
       .orderBy('rowid')

@@ -76,6 +76,24 @@ export class RuleService {
     });
   }
 
+  /** A rule from an organization's export (waymark import), as it was, on its restored node; checked like a create. */
+  async restoreIn(tx: Executor, rule: RuleRow): Promise<void> {
+    await this.validate(tx, rule);
+    await this.deps.rules.insert(tx, rule);
+    this.changed(tx, rule.node_id);
+  }
+
+  /** The rules of several nodes, by node, each in evaluation order (the export, a page of nodes at a time). */
+  async ofNodes(nodeIds: readonly string[], db: Executor = this.deps.store.db): Promise<Map<string, RuleRow[]>> {
+    const byNode = new Map<string, RuleRow[]>();
+    for (const rule of await this.deps.rules.listForNodes(db, nodeIds)) {
+      const list = byNode.get(rule.node_id);
+      if (list) list.push(rule);
+      else byNode.set(rule.node_id, [rule]);
+    }
+    return byNode;
+  }
+
   update(orgId: string, slug: string, id: string, input: Partial<RuleInput>): Promise<RuleRow> {
     return this.deps.store.transaction(async (tx) => {
       const current = await this.get(orgId, slug, id, tx);

@@ -54,6 +54,14 @@ export class SlugAllocator {
     }
   }
 
+  /**
+   * Records a slug minted elsewhere (an organization imported from another instance keeps its
+   * printed URLs) as `nodeId`'s; false when this instance has it already (also as a tombstone).
+   */
+  claim(tx: Executor, orgId: string, nodeId: string, slug: string): Promise<boolean> {
+    return this.repo.record(tx, { slug, org_id: orgId, node_id: nodeId, minted_at: this.now() });
+  }
+
   /** Slugs left in the blocks held now. */
   remaining(db: Executor): Promise<number> {
     return this.repo.remaining(db);

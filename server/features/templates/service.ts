@@ -1,13 +1,12 @@
-import { z } from 'zod';
 import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import { ValidationError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import { mergePatch } from '../../platform/mergePatch.ts';
 import type { FunctionType } from '../../schemas/common.ts';
-import { payloadFields, payloadSchemas } from '../../schemas/payloads.ts';
+import { payloadFields } from '../../schemas/payloads.ts';
 import type { TemplateT } from '../../schemas/templates.ts';
-import { applyTemplate, isConfigured, type NodeService, validatePayload } from '../nodes/index.ts';
+import { applyTemplate, isConfigured, type NodeService, validatePartialPayload, validatePayload } from '../nodes/index.ts';
 import type { TemplateRow, TemplatesRepo } from './repo.ts';
 
 export interface TemplateServiceDeps {
@@ -16,26 +15,6 @@ export interface TemplateServiceDeps {
   templates: TemplatesRepo;
   /** Bound nodes take a template's new locked values through the nodes feature. */
   nodes: NodeService;
-}
-
-/**
- * A template's payload is a partial payload: every field it sets must be valid for the type,
- * but required fields may be left to the nodes. Each field is checked on its own.
- */
-function validatePartialPayload(type: FunctionType, payload: Record<string, unknown>): void {
-  const shape = payloadSchemas[type].shape as Record<string, z.ZodType>;
-  const details: Record<string, string> = {};
-  for (const [key, value] of Object.entries(payload)) {
-    // Object.hasOwn: `constructor`, `toString` … are not payload fields either.
-    const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
-    if (!field) {
-      details[`payload.${key}`] = 'is not a known field';
-      continue;
-    }
-    const result = field.safeParse(value);
-    if (!result.success) details[`payload.${key}`] = result.error.issues[0]?.message ?? 'is invalid';
-  }
-  if (Object.keys(details).length > 0) throw new ValidationError(details);
 }
 
 function validateLockedFields(type: FunctionType, fields: string[]): void {
@@ -76,6 +55,23 @@ export class TemplateService {
     };
     await this.deps.templates.insert(this.deps.store.db, template);
     return template;
+  }
+
+  /** A template from an organization's export (waymark import), as it was; checked like a create. */
+  async restoreIn(tx: Executor, template: TemplateRow): Promise<void> {
+    validatePartialPayload(template.function_type, template.payload);
+    validateLockedFields(template.function_type, template.locked_fields);
+    await this.deps.templates.insert(tx, template);
+  }
+
+  /** Every template of an organization, oldest first (the export). */
+  async all(orgId: string, db: Executor = this.deps.store.db): Promise<TemplateRow[]> {
+    const out: TemplateRow[] = [];
+    for (;;) {
+      const { rows } = await this.deps.templates.list(db, orgId, 500, out.length);
+      out.push(...rows);
+      if (rows.length < 500) return out;
+    }
   }
 
   async get(orgId: string, id: string, db: Executor = this.deps.store.db): Promise<TemplateRow> {

@@ -150,6 +150,33 @@ export class WebhookService {
     });
   }
 
+  /**
+   * An endpoint from an organization's export (waymark import): as it was, but with a new
+   * signing secret (the export never carries one), returned for the receiver. It delivers the
+   * events recorded from now on.
+   */
+  async restoreIn(tx: Executor, row: Pick<WebhookRow, 'id' | 'org_id' | 'url' | 'events' | 'description' | 'active' | 'created_at' | 'updated_at'>): Promise<string> {
+    this.checkUrl(row.url);
+    const secret = newSecret();
+    await this.deps.repo.insert(tx, {
+      ...row,
+      events: unique(row.events),
+      secret,
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      start_seq: await this.deps.repo.maxOutboxSeq(tx),
+      failing_since: null,
+      disabled_at: null,
+      disabled_reason: null,
+    });
+    return secret;
+  }
+
+  /** Every endpoint of an organization (the export). */
+  all(orgId: string, db: Executor = this.deps.store.db): Promise<WebhookRow[]> {
+    return this.deps.repo.allForOrg(db, orgId);
+  }
+
   /** The organization's endpoint, read on `db` (the store's by default, or a transaction). */
   async get(orgId: string, id: string, db: Executor = this.deps.store.db): Promise<WebhookRow> {
     const row = await this.deps.repo.getForOrg(db, orgId, id);
