@@ -3,6 +3,7 @@ import { finished } from 'node:stream/promises';
 import PDFDocument from 'pdfkit';
 import { ValidationError } from '../../platform/errors.ts';
 import type { LabelLayoutT } from '../../schemas/printing.ts';
+import { ASCENT_EM, LINE_BOX_EM, MONO_ADVANCE_EM } from './captionFont.ts';
 import { type Rect, labelsPerPage, placements, slotRect } from './layouts.ts';
 import { MIN_MODULE_MM, QUIET_ZONE_MODULES, type QrSymbol, darkRuns, fitQr } from './qr.ts';
 
@@ -13,14 +14,7 @@ const pt = (mm: number) => mm * PT_PER_MM;
 const CAPTION_SHARE = 0.13;
 const CAPTION_MIN_MM = 2.4;
 const CAPTION_MAX_MM = 5;
-/**
- * DejaVu Sans Mono metrics (unitsPerEm 2048): every glyph advances 1233 units; ascent 1901 and
- * descent 483 make the line box. A monospaced face lets the PDF and the SVG preview fit a
- * caption identically without a font engine.
- */
-export const MONO_ADVANCE_EM = 1233 / 2048;
-export const ASCENT_EM = 1901 / 2048;
-export const LINE_BOX_EM = (1901 + 483) / 2048;
+export { ASCENT_EM, LINE_BOX_EM, MONO_ADVANCE_EM };
 /** Below this the caption is truncated with an ellipsis rather than shrunk further. */
 const CAPTION_MIN_PT = 4;
 const CUT_MARK_LENGTH_MM = 5;

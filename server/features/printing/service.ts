@@ -11,11 +11,12 @@ import { type NodeService, scanUrl } from '../nodes/index.ts';
 import { assertPermanentScanBase } from '../organization/index.ts';
 import { layoutInfo, loadLayouts } from './layouts.ts';
 import { type LabelItem, type PdfJob, labelsPdfBuffer, planLabels, writeCalibrationPdf, writeLabelsPdf } from './pdf.ts';
+import { CAPTION_FONT_FILE } from './captionFont.ts';
 import { printableUrl } from './qr.ts';
 import type { PrinterRow, PrintersRepo } from './repo.ts';
 import { renderPageSvg } from './svg.ts';
 
-export const CAPTION_FONT_FILE = 'DejaVuSansMono.ttf';
+export { CAPTION_FONT_FILE } from './captionFont.ts';
 
 export interface PrintServiceDeps {
   store: Store;
