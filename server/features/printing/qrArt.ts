@@ -1,6 +1,6 @@
 import type { ModuleStyle } from '../../schemas/qrStyle.ts';
 import { CAP_HEIGHT_EM, MONO_ADVANCE_EM } from './captionFont.ts';
-import type { QrSymbol } from './qr.ts';
+import { EC_LEVELS, LOGO_EC_LEVELS, QUIET_ZONE_MODULES, type QrSymbol, qrSymbol } from './qr.ts';
 
 /**
  * The geometry of a styled code, in module units (1 = one module), shared by the SVG/PNG of the
@@ -188,4 +188,30 @@ export function composeArt(symbol: QrSymbol, o: ArtOptions): QrArt {
     };
   }
   return { symbol, width, height, code, modulesPath: modulesPath(symbol, o.moduleStyle, ox, oy, cleared), logo, frame };
+}
+
+export type ArtFit = { ok: true; art: QrArt; moduleMm: number } | { ok: false; neededMm: number; version: number | null };
+
+/**
+ * The styled counterpart of fitQr: the strongest error-correction level whose code, with its
+ * quiet zone and frame, fits a `sideMm` square with modules of at least `minModuleMm`. With a
+ * logo only level H is tried.
+ */
+export function fitArt(text: string, sideMm: number, minModuleMm: number, o: Omit<ArtOptions, 'quietZone'>): ArtFit {
+  let fallback: { neededMm: number; version: number | null } = { neededMm: Infinity, version: null };
+  for (const ec of o.logo ? LOGO_EC_LEVELS : EC_LEVELS) {
+    let symbol: QrSymbol;
+    try {
+      symbol = qrSymbol(text, ec);
+    } catch {
+      continue; // more data than any QR version holds at this level
+    }
+    const art = composeArt(symbol, { ...o, quietZone: QUIET_ZONE_MODULES });
+    const units = Math.max(art.width, art.height);
+    const moduleMm = sideMm / units;
+    if (moduleMm >= minModuleMm) return { ok: true, art, moduleMm };
+    const neededMm = units * minModuleMm;
+    if (neededMm < fallback.neededMm) fallback = { neededMm, version: symbol.version };
+  }
+  return { ok: false, ...fallback };
 }

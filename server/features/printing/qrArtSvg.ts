@@ -12,9 +12,10 @@ const n = (v: number) => String(Math.round(v * 1000) / 1000);
  * The shapes of a styled code as SVG elements, in module units. The logo goes in as the PNG we
  * re-encoded at upload (a data: URI): no uploaded markup ever reaches an SVG.
  */
-export function artElements(art: QrArt, style: Pick<QrStyleT, 'fg' | 'bg'>, logoPng: Buffer | null): string {
+export function artElements(art: QrArt, style: Pick<QrStyleT, 'fg' | 'bg'>, logoPng: Buffer | null, onWhitePaper = false): string {
   const out: string[] = [];
-  out.push(`<rect x="${n(art.code.x)}" y="${n(art.code.y)}" width="${n(art.code.side)}" height="${n(art.code.side)}" fill="${style.bg}"/>`);
+  // On a label, white paper is the background already (the PDF draws none either).
+  if (!(onWhitePaper && style.bg === '#FFFFFF')) out.push(`<rect x="${n(art.code.x)}" y="${n(art.code.y)}" width="${n(art.code.side)}" height="${n(art.code.side)}" fill="${style.bg}"/>`);
   if (art.frame) {
     const f = art.frame;
     out.push(`<path fill="${style.fg}" d="${f.path}"/>`);
