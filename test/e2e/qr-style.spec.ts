@@ -85,4 +85,23 @@ test('Settings previews the QR code style live, refuses unreadable colours and s
   // Reloaded, the form shows what was saved.
   await page.reload();
   await expect(page.getByRole('form', { name: 'QR code style' }).getByLabel('Call to action')).toHaveValue('Scan for the menu');
+
+  // A label print uses the organization's style unless the print asks for a plain code.
+  const created = await fetch(`${server.url}/v1/nodes`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ label: 'Menu', function_type: 'redirect', payload: { url: 'https://example.com/menu' } }),
+  });
+  const slug = ((await created.json()) as { data: { slug: string } }).data.slug;
+  const labelSvg = (plain: boolean) => (r: { url(): string }) => r.url().includes(`/nodes/${slug}/label.svg`) && r.url().includes('logo=false') === plain;
+  const organizationStyled = page.waitForRequest(labelSvg(false));
+  await page.goto(`${server.url}/console/nodes/${slug}#key=${key}`);
+  await page.getByRole('tab', { name: 'Print label' }).click();
+  await organizationStyled;
+  // The 25 mm roll label is too small for a code at level H in a frame: the preview says why.
+  await expect(page.getByText(/too small for the scan URL.*error correction H for the logo and the frame/)).toBeVisible();
+  const plainRequest = page.waitForRequest(labelSvg(true));
+  await page.getByLabel('Code style').selectOption('plain');
+  expect((await plainRequest).url()).toMatch(/fg=000000.*bg=FFFFFF.*style=square.*logo=false.*frame=false/);
+  await expect(page.getByTestId('label-preview')).toBeVisible();
 });
