@@ -36,7 +36,7 @@ export function qrStyleRoutes(qrStyles: QrStyleService) {
       tags: ['Organization'],
       body: UpdateQrStyleBody,
       bodyExample: { fg: '#1D3557', bg: '#F1FAEE', module_style: 'rounded', frame_text: 'Scan for the menu' },
-      responses: { 200: { description: 'The defaults', schema: QrStyleDefaults }, 400: UNREADABLE },
+      responses: { 200: { description: 'The defaults', schema: QrStyleDefaults }, 400: { description: `${UNREADABLE.description}; or a body that is not a JSON object` } },
       handler: async ({ auth, body }) => ({ data: await qrStyles.updateDefaults(auth.orgId, body) }),
     }),
     defineRoute({

@@ -111,7 +111,7 @@ export function scanRoutes({ nodes, rules, analytics, qrStyles }: ScanRouteDeps)
           content: { 'image/svg+xml': { schema: z.string() }, 'image/png': { schema: z.string() } },
           headers: { 'Content-Disposition': { description: 'inline; filename="<slug>.svg|png"', schema: z.string() } },
         },
-        400: { description: 'Colours a reader may fail on: contrast under 4.5:1, or light modules on a dark background (the message names both colours and the ratio)' },
+        400: { description: 'Colours a reader may fail on: contrast under 4.5:1, or light modules on a dark background (the message names both colours and the ratio); or a malformed request URL' },
         404: { description: 'Node not found' },
       },
       handler: async ({ params, query, auth, res }) => {
