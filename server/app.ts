@@ -21,7 +21,7 @@ import { batchRoutes } from './features/batches/index.ts';
 import { KeysRepo, keyRoutes, KeyService } from './features/keys/index.ts';
 import { importExportRoutes, nodeRoutes } from './features/nodes/index.ts';
 import { organizationRoutes } from './features/organization/index.ts';
-import { printingRoutes } from './features/printing/index.ts';
+import { printingRoutes, qrStyleRoutes } from './features/printing/index.ts';
 import { ruleRoutes } from './features/rules/index.ts';
 import { instanceRoutes } from './features/instance/routes.ts';
 import { createSync } from './features/sync/index.ts';
@@ -114,7 +114,7 @@ async function createServices(
   });
   const keys = new KeyService(store, new KeysRepo(), clock);
   const tapProofs = createTapProofs({ store, clock, keyStore: tapProofKeys });
-  const { organizations, slugs, nodes, importer, templates, rules, batches, generator, print, nfc } = createNodeServices({
+  const { organizations, slugs, nodes, importer, templates, rules, batches, generator, print, qrStyles, nfc } = createNodeServices({
     store,
     clock,
     outbox,
@@ -184,7 +184,7 @@ async function createServices(
       }
     },
   };
-  return { outbox, outboxPruner, organizations, slugs, nodes, importer, templates, rules, batches, keys, generator, print, webhooks, webhookDispatcher, webhookFeature, nfc, sync, analytics, tapProofs: tapProofs.service, tapProofKeys: tapProofs.masterKeys };
+  return { outbox, outboxPruner, organizations, slugs, nodes, importer, templates, rules, batches, keys, generator, print, qrStyles, webhooks, webhookDispatcher, webhookFeature, nfc, sync, analytics, tapProofs: tapProofs.service, tapProofKeys: tapProofs.masterKeys };
 }
 
 /**
@@ -210,11 +210,12 @@ export async function createApp({ store, clock, config, logger: baseLogger = con
     ...keyRoutes(services.keys),
     ...instanceRoutes(config, services.keys, services.organizations),
     ...organizationRoutes(services.organizations),
+    ...qrStyleRoutes(services.qrStyles),
     ...services.webhookFeature.routes(),
     ...nfcRoutes(services.nfc),
     ...tapProofRoutes(services.tapProofs, services.nodes),
     ...syncRoutes(services.sync),
-    ...scanRoutes({ nodes: services.nodes, rules: services.rules, analytics: services.analytics }),
+    ...scanRoutes({ nodes: services.nodes, rules: services.rules, analytics: services.analytics, qrStyles: services.qrStyles }),
   ];
   const workers: Worker[] = [
     services.generator,

@@ -11,7 +11,7 @@ import { BatchGenerator, type BatchGeneratorOptions, BatchesRepo, BatchService, 
 import { type NfcDevice, NfcRepo, NfcService, type NfcTagKeys, TagPasswords } from './features/nfc/index.ts';
 import { NodeImporter, NodesRepo, NodeService } from './features/nodes/index.ts';
 import { OrganizationService, OrganizationSettingsRepo } from './features/organization/index.ts';
-import { defaultResourcesDir, loadPrintResources, PrintersRepo, PrintService } from './features/printing/index.ts';
+import { defaultResourcesDir, loadPrintResources, PrintersRepo, PrintService, QrStyleRepo, QrStyleService } from './features/printing/index.ts';
 import { RulesRepo, RuleService } from './features/rules/index.ts';
 import { type BlockTaken, SlugAllocator, type SlugSource, SlugsRepo } from './features/slugs/index.ts';
 import { TemplatesRepo, TemplateService } from './features/templates/index.ts';
@@ -65,13 +65,15 @@ export function createNodeServices(deps: NodeServicesDeps) {
   });
   // On PostgreSQL other processes generate from the same database: batches are leased.
   const generator = new BatchGenerator(batches, clock, { shared: store.dialect === 'postgres', ...deps.generator });
-  const print = new PrintService({ store, clock, batches, nodes, printers: new PrintersRepo(), ...loadPrintResources(deps.resourcesDir ?? defaultResourcesDir()) });
+  const printResources = loadPrintResources(deps.resourcesDir ?? defaultResourcesDir());
+  const qrStyles = new QrStyleService({ store, clock, repo: new QrStyleRepo(), fontFile: printResources.fontFile });
+  const print = new PrintService({ store, clock, batches, nodes, printers: new PrintersRepo(), qrStyles, layouts: printResources.layouts, font: printResources.font });
   const nfc = new NfcService({ store, clock, outbox, repo: new NfcRepo(), nodeService: nodes, batchService: batches,
     device: deps.nfcDevice ?? null,
     tagKeys: deps.nfcTagKeys ?? null,
     passwords: deps.secrets ? new TagPasswords(deps.secrets) : undefined,
   });
-  return { organizations, slugs, nodes, importer, templates, rules, batches, generator, print, nfc };
+  return { organizations, slugs, nodes, importer, templates, rules, batches, generator, print, qrStyles, nfc };
 }
 
 export type NodeServices = ReturnType<typeof createNodeServices>;

@@ -47,6 +47,7 @@ export function LabelPrinter({ subject, subjectKey, prefer, preview, pdf, childr
   const [dy, setDy] = useState('');
   const [start, setStart] = useState('');
   const [cutMarks, setCutMarks] = useState(false);
+  const [codeStyle, setCodeStyle] = useState<'organization' | 'plain'>('organization');
   const [busy, setBusy] = useState<Busy>(null);
   const [profileName, setProfileName] = useState('');
   const [test, setTest] = useState(false);
@@ -70,6 +71,7 @@ export function LabelPrinter({ subject, subjectKey, prefer, preview, pdf, childr
     printer: printer || undefined,
     offset_x: ox === 'bad' ? undefined : ox,
     offset_y: oy === 'bad' ? undefined : oy,
+    code_style: codeStyle,
   };
   // The page shown, for these options only: any change of what is printed goes back to page 1.
   const optionsKey = JSON.stringify([subjectKey, options]);
@@ -190,6 +192,19 @@ export function LabelPrinter({ subject, subjectKey, prefer, preview, pdf, childr
         </Field>
         <Field label="Caption">
           {(c) => <Select control={c} value={caption} options={CAPTIONS.map((cap) => ({ value: cap, label: humanize(cap) }))} onChange={setCaption} />}
+        </Field>
+        <Field label="Code style" hint="The organization's QR code style is set in Settings (colours, logo, frame).">
+          {(c) => (
+            <Select
+              control={c}
+              value={codeStyle}
+              options={[
+                { value: 'organization', label: "Organization's style" },
+                { value: 'plain', label: 'Plain (black on white)' },
+              ]}
+              onChange={setCodeStyle}
+            />
+          )}
         </Field>
         <Field label="Printer profile" hint={profile ? `Offsets ${profile.offset_x} / ${profile.offset_y} mm; offsets typed below win.` : 'Saved calibration offsets of a printer.'}>
           {(c) =>

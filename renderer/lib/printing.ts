@@ -21,7 +21,12 @@ export interface LabelOptions {
   printer?: string | undefined;
   offset_x?: number | undefined;
   offset_y?: number | undefined;
+  /** `plain`: black square modules on white, no logo or frame, whatever the organization's QR code style. */
+  code_style?: 'organization' | 'plain' | undefined;
 }
+
+/** The organization's style is what the server applies by default; plain overrides each of its options. */
+const PLAIN_CODE = { fg: '000000', bg: 'FFFFFF', style: 'square', logo: false, frame: false } as const;
 
 export interface PdfFile {
   blob: Blob;
@@ -37,7 +42,8 @@ export interface SvgPage {
 const enc = encodeURIComponent;
 
 function query(o: LabelOptions): Record<string, string | number | boolean | undefined> {
-  return { ...o, cut_marks: o.cut_marks ? true : undefined, start: o.start || undefined };
+  const { code_style, ...rest } = o;
+  return { ...rest, cut_marks: o.cut_marks ? true : undefined, start: o.start || undefined, ...(code_style === 'plain' ? PLAIN_CODE : {}) };
 }
 
 async function pdf(path: string, q: Record<string, string | number | boolean | undefined>, fallback: string): Promise<PdfFile> {

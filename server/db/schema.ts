@@ -164,6 +164,24 @@ export interface PasswordAttempts {
   window_from: number;
 }
 
+/** An organization's default QR code style and logo (migration 077). */
+export interface QrStyles {
+  org_id: string;
+  fg: string;
+  bg: string;
+  module_style: string;
+  /** 1: codes carry the logo unless a request says otherwise. */
+  logo: number;
+  frame_text: string | null;
+  /** The logo as the server re-encoded it: a PNG, base64. */
+  logo_png: string | null;
+  logo_width: number | null;
+  logo_height: number | null;
+  logo_uploaded_as: string | null;
+  logo_updated_at: string | null;
+  updated_at: string;
+}
+
 export interface RateLimitWindows {
   batch: number;
   burst: number;
@@ -515,6 +533,7 @@ export interface Schema {
   outbox_events: OutboxEvents;
   printer_profiles: PrinterProfiles;
   password_attempts: PasswordAttempts;
+  qr_styles: QrStyles;
   rate_limit_windows: RateLimitWindows;
   rules: Rules;
   scan_cache_epoch: ScanCacheEpoch;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { qrStyleQueryFields } from './qrStyle.ts';
 import { SCAN_SOURCES } from './tapProofs.ts';
 import { functionType, oneOf, queryInt, timestamp } from './common.ts';
 
@@ -110,7 +111,8 @@ export const QrQuery = z
   .object({
     format: oneOf(['svg', 'png'] as const).optional(),
     size: queryInt(64, 4096, 512).meta({ description: 'Width in pixels (PNG) / nominal width (SVG). Default 512.' }),
-    ecc: oneOf(['L', 'M', 'Q', 'H'] as const).optional().meta({ description: 'Error correction level. Default M.' }),
-    margin: queryInt(0, 20, 4).meta({ description: 'Quiet zone in modules. Default 4.' }),
+    ecc: oneOf(['L', 'M', 'Q', 'H'] as const).optional().meta({ description: 'Error correction level. Default M; always H when the code carries the logo.' }),
+    margin: queryInt(0, 20, 4).meta({ description: 'Quiet zone in modules. Default 4 (at least 4 with a frame).' }),
+    ...qrStyleQueryFields,
   })
   .meta({ id: 'QrQuery' });

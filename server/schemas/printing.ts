@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { documentedAs, oneOf, pagination, queryInt, text, timestamp } from './common.ts';
 import { allowLocalScanBaseQuery } from './organization.ts';
+import { type QrStyleRequest, qrStyleQueryFields } from './qrStyle.ts';
 
 /**
  * Label layouts are data (resources/layouts/*.json), validated with this schema when the
@@ -120,6 +121,7 @@ export const printOptionFields = {
   start: queryInt(0, Number.MAX_SAFE_INTEGER, 0).meta({
     description: 'Labels already used on the first sheet (0 = start at the top-left label).',
   }),
+  ...qrStyleQueryFields,
 };
 
 /** GET /v1/batches/{id}/manifest?format=pdf&… */
@@ -139,8 +141,8 @@ export const PreviewQuery = z.strictObject({
 /** GET /v1/layouts/{id}/calibration.pdf?offset_x&offset_y&printer */
 export const CalibrationQuery = z.strictObject({ offset_x: offsetMm, offset_y: offsetMm, printer: printOptionFields.printer });
 
-/** Print options as the request gave them; the service fills the gaps from the printer profile. */
-export interface PrintQuery {
+/** Print options as the request gave them; the service fills the gaps from the printer profile and the organization's QR style. */
+export interface PrintQuery extends QrStyleRequest {
   layout?: string | undefined;
   printer?: string | undefined;
   caption: Caption;

@@ -5,6 +5,7 @@ import { api } from '../../lib/api.ts';
 import { useOrganization } from '../../lib/organization.ts';
 import { useSession } from '../../lib/session.ts';
 import { useResource } from '../../lib/useResource.ts';
+import { QrStyleCard } from './QrStyleCard.tsx';
 import { ScanDomainForm } from './ScanDomainForm.tsx';
 
 export function SettingsPage() {
@@ -12,7 +13,7 @@ export function SettingsPage() {
   const desktop = useSession((s) => s.desktop);
   return (
     <>
-      <PageHeader title="Settings" description="The scan domain of your organization, and about this Waymark instance." />
+      <PageHeader title="Settings" description="The scan domain and QR code style of your organization, and about this Waymark instance." />
       {instance.error ? (
         <ErrorState error={instance.error} onRetry={instance.reload} title="Could not load the instance details" />
       ) : !instance.data ? (
@@ -20,6 +21,9 @@ export function SettingsPage() {
       ) : (
         <div className="detail-grid">
           <ScanDomainCard />
+          <div className="grid-span-all">
+            <QrStyleCard />
+          </div>
           <Card title="Instance">
             <dl className="facts facts-wide">
               <dt>Server URL</dt>

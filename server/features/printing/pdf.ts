@@ -3,8 +3,11 @@ import { finished } from 'node:stream/promises';
 import PDFDocument from 'pdfkit';
 import { ValidationError } from '../../platform/errors.ts';
 import type { LabelLayoutT } from '../../schemas/printing.ts';
+import { ASCENT_EM, LINE_BOX_EM, MONO_ADVANCE_EM } from './captionFont.ts';
 import { type Rect, labelsPerPage, placements, slotRect } from './layouts.ts';
-import { MIN_MODULE_MM, QUIET_ZONE_MODULES, type QrSymbol, darkRuns, fitQr } from './qr.ts';
+import { BUILT_IN_QR_STYLE, type QrStyleT } from '../../schemas/qrStyle.ts';
+import { MIN_MODULE_MM, type QrSymbol } from './qr.ts';
+import { type ArtFit, type QrArt, fitArt } from './qrArt.ts';
 
 export const PT_PER_MM = 72 / 25.4;
 const pt = (mm: number) => mm * PT_PER_MM;
@@ -13,14 +16,7 @@ const pt = (mm: number) => mm * PT_PER_MM;
 const CAPTION_SHARE = 0.13;
 const CAPTION_MIN_MM = 2.4;
 const CAPTION_MAX_MM = 5;
-/**
- * DejaVu Sans Mono metrics (unitsPerEm 2048): every glyph advances 1233 units; ascent 1901 and
- * descent 483 make the line box. A monospaced face lets the PDF and the SVG preview fit a
- * caption identically without a font engine.
- */
-export const MONO_ADVANCE_EM = 1233 / 2048;
-export const ASCENT_EM = 1901 / 2048;
-export const LINE_BOX_EM = (1901 + 483) / 2048;
+export { ASCENT_EM, LINE_BOX_EM, MONO_ADVANCE_EM };
 /** Below this the caption is truncated with an ellipsis rather than shrunk further. */
 const CAPTION_MIN_PT = 4;
 const CUT_MARK_LENGTH_MM = 5;
@@ -57,6 +53,10 @@ export interface PdfJob {
   /** The font embedded for captions (TTF bytes). */
   font: Buffer;
   minModuleMm?: number;
+  /** How codes look (default: black square modules on white, no logo, no frame). */
+  style?: QrStyleT;
+  /** The organization's logo (PNG), drawn when `style.logo`. */
+  logoPng?: Buffer | null;
 }
 
 export interface PlannedLabel {
@@ -69,6 +69,8 @@ export interface PlannedLabel {
   qrBox: Rect;
   symbol: QrSymbol;
   moduleMm: number;
+  /** The styled code (module units); drawn centred in `qrBox`, one unit = `moduleMm`. */
+  art: QrArt;
   captionBox: Rect | null;
   caption: string;
   /** The caption as drawn: maybe shrunk or cut with …; null when there is none. */
@@ -133,20 +135,24 @@ export function planLabels(job: Omit<PdfJob, 'font' | 'title' | 'createdAt'>): P
   if (job.items.length === 0) throw new ValidationError({ items: 'nothing to print' });
   const geometry = labelGeometry(layout, job.captions);
   const minModule = job.minModuleMm ?? MIN_MODULE_MM;
-  const fits = new Map<string, ReturnType<typeof fitQr>>();
+  const style = job.style ?? BUILT_IN_QR_STYLE;
+  const fits = new Map<string, ArtFit>();
   const spots = placements(layout, job.items.length, job.start);
   return job.items.map((item, index) => {
     let fit = fits.get(item.text);
     if (!fit) {
-      fit = fitQr(item.text, geometry.side, minModule);
+      fit = fitArt(item.text, geometry.side, minModule, { moduleStyle: style.module_style, logo: style.logo, frameText: style.frame_text });
       fits.set(item.text, fit);
     }
     if (!fit.ok) {
-      const needs = Number.isFinite(fit.neededMm) ? `a ${fit.neededMm.toFixed(1)} mm square (QR version ${fit.version}, modules of ${minModule} mm, quiet zone included)` : 'more data than a QR code holds';
+      const extras = [style.logo ? 'error correction H for the logo' : '', style.frame_text ? 'the frame' : ''].filter(Boolean).join(' and ');
+      const needs = Number.isFinite(fit.neededMm)
+        ? `a ${fit.neededMm.toFixed(1)} mm square (QR version ${fit.version}, modules of ${minModule} mm, quiet zone${extras ? ` and ${extras}` : ''} included)`
+        : 'more data than a QR code holds';
       throw new LabelTooSmallError(
         `Layout ${layout.id}: the ${layout.label.width} × ${layout.label.height} mm label is too small for the scan URL ${item.text}. ` +
           `Its QR code needs ${needs}, but the label leaves ${geometry.side.toFixed(1)} mm` +
-          `${job.captions ? ' above the caption' : ''}. Choose a larger layout${job.captions ? ', caption=none' : ''} or a shorter scan base.`,
+          `${job.captions ? ' above the caption' : ''}. Choose a larger layout${job.captions ? ', caption=none' : ''}${extras ? ', no logo or frame' : ''} or a shorter scan base.`,
       );
     }
     const { page, slot } = spots[index]!;
@@ -163,8 +169,9 @@ export function planLabels(job: Omit<PdfJob, 'font' | 'title' | 'createdAt'>): P
       slot,
       label,
       qrBox: { x: left, y: top, width: geometry.side, height: geometry.side },
-      symbol: fit.fit.symbol,
-      moduleMm: fit.fit.moduleMm,
+      symbol: fit.art.symbol,
+      moduleMm: fit.moduleMm,
+      art: fit.art,
       captionBox,
       caption: job.captions ? item.caption : '',
       captionFit: captionBox ? fitCaption(item.caption, captionBox) : null,
@@ -172,19 +179,42 @@ export function planLabels(job: Omit<PdfJob, 'font' | 'title' | 'createdAt'>): P
   });
 }
 
-function drawCode(doc: PDFKit.PDFDocument, plan: PlannedLabel): void {
-  const origin = QUIET_ZONE_MODULES * plan.moduleMm;
+/** Top-left corner (mm, before offsets) of a label's styled code: centred in its square. */
+export function artOrigin(plan: PlannedLabel): { x: number; y: number } {
+  return { x: plan.qrBox.x + (plan.qrBox.width - plan.art.width * plan.moduleMm) / 2, y: plan.qrBox.y + (plan.qrBox.height - plan.art.height * plan.moduleMm) / 2 };
+}
+
+/**
+ * The logo opened once per document: pdfkit embeds a Buffer passed to image() anew at every
+ * call, while an opened image is one XObject shared by every label. (Its types omit openImage.)
+ */
+function openLogo(doc: PDFKit.PDFDocument, png: Buffer): PDFKit.Mixins.ImageSrc {
+  return (doc as unknown as { openImage(src: Buffer): PDFKit.Mixins.ImageSrc }).openImage(png);
+}
+
+function drawCode(doc: PDFKit.PDFDocument, plan: PlannedLabel, style: QrStyleT, logo: PDFKit.Mixins.ImageSrc | null): void {
+  const { art } = plan;
+  const origin = artOrigin(plan);
   doc.save();
-  doc.translate(pt(plan.qrBox.x + origin), pt(plan.qrBox.y + origin));
+  doc.translate(pt(origin.x), pt(origin.y));
   doc.scale(pt(plan.moduleMm));
-  // One path of whole-module rectangles, filled once: no hairline seams between modules.
-  for (const [r, c, len] of darkRuns(plan.symbol)) doc.rect(c, r, len, 1);
-  doc.fill('#000000');
+  // White labels need no background: the paper is the quiet zone.
+  if (style.bg !== '#FFFFFF') doc.rect(art.code.x, art.code.y, art.code.side, art.code.side).fill(style.bg);
+  if (art.frame) {
+    const f = art.frame;
+    doc.path(f.path).fill(style.fg);
+    const width = Array.from(f.text).length * MONO_ADVANCE_EM * f.fontSize;
+    doc.fillColor(style.bg).fontSize(f.fontSize);
+    doc.text(f.text, f.centerX - width / 2, f.baseline - ASCENT_EM * f.fontSize, { lineBreak: false });
+  }
+  // One path of every module, filled once: no hairline seams between modules.
+  doc.path(art.modulesPath).fill(style.fg);
+  if (art.logo && logo) doc.image(logo, art.logo.x, art.logo.y, { fit: [art.logo.side, art.logo.side], align: 'center', valign: 'center' });
   doc.restore();
 }
 
 function drawCaption(doc: PDFKit.PDFDocument, fit: CaptionFit): void {
-  doc.fontSize(fit.sizePt);
+  doc.fillColor('#000000').fontSize(fit.sizePt);
   // No `width` option: pdfkit then draws one line and never wraps or adds a page.
   doc.text(fit.text, pt(fit.x), pt(fit.y), { lineBreak: false });
 }
@@ -264,6 +294,8 @@ export async function writeLabelsPdf(job: PdfJob, out: Writable, plan: PlannedLa
   doc.font('caption');
   const size: [number, number] = [pt(layout.page.width), pt(layout.page.height)];
   const pages = plan.length === 0 ? 0 : plan[plan.length - 1]!.page + 1;
+  const style = job.style ?? BUILT_IN_QR_STYLE;
+  const logo = style.logo && job.logoPng ? openLogo(doc, job.logoPng) : null;
   let i = 0;
   for (let page = 0; page < pages; page++) {
     if (page > 0) await new Promise((resolve) => setImmediate(resolve));
@@ -275,7 +307,7 @@ export async function writeLabelsPdf(job: PdfJob, out: Writable, plan: PlannedLa
     doc.fillColor('#000000');
     for (; i < plan.length && plan[i]!.page === page; i++) {
       const label = plan[i]!;
-      drawCode(doc, label);
+      drawCode(doc, label, style, logo);
       if (label.captionFit) drawCaption(doc, label.captionFit);
     }
     doc.restore();

@@ -16,7 +16,12 @@ export const MIN_MODULE_MM = 0.5;
  * denser (smaller modules) for a gain only logos need.
  */
 export const EC_LEVELS = ['Q', 'M'] as const;
-export type EcLevel = (typeof EC_LEVELS)[number];
+/**
+ * With a logo over the centre only H (30 % recoverable) is used: the logo already takes part of
+ * that budget, and a label that cannot fit an H code is refused rather than printed fragile.
+ */
+export const LOGO_EC_LEVELS = ['H'] as const;
+export type EcLevel = 'L' | 'M' | 'Q' | 'H';
 
 export interface QrSymbol {
   text: string;

@@ -71,6 +71,11 @@ export const ManifestPrintQueryDoc = LabelPdfQuery.partial();
 
 const PrinterParams = z.object({ id: z.string() });
 
+/** A print whose QR style has colours a reader may fail on (or a malformed URL, as on every route with a path). */
+const UNREADABLE_COLOURS = {
+  description: 'Colours a reader may fail on (contrast under 4.5:1, or light modules on a dark background; the message names both colours and the ratio), or a malformed request URL',
+};
+
 export function printingRoutes(print: PrintService) {
   return [
     defineRoute({
@@ -107,6 +112,7 @@ export function printingRoutes(print: PrintService) {
       query: LabelPdfQuery,
       responses: {
         200: { description: 'The label', content: PDF_CONTENT, headers: pdfHeaders },
+        400: UNREADABLE_COLOURS,
         404: { description: 'Node not found' },
         409: { description: 'The scan base is loopback: set a scan domain, or allow_local_scan_base=true for a test print' },
       },
@@ -123,6 +129,7 @@ export function printingRoutes(print: PrintService) {
       responses: {
         200: { description: 'The page', content: SVG_CONTENT, headers: printHeaders() },
         404: { description: 'Batch not found' },
+        400: UNREADABLE_COLOURS,
         409: { description: 'Manifest not ready' },
       },
       // A preview is never printed: it shows the codes whatever the scan base.
@@ -136,7 +143,7 @@ export function printingRoutes(print: PrintService) {
       tags: ['Printing'],
       params: SlugParams,
       query: PreviewQuery,
-      responses: { 200: { description: 'The page', content: SVG_CONTENT, headers: printHeaders() }, 404: { description: 'Node not found' } },
+      responses: { 200: { description: 'The page', content: SVG_CONTENT, headers: printHeaders() }, 400: UNREADABLE_COLOURS, 404: { description: 'Node not found' } },
       handler: async ({ params, query, auth, res }) => sendPreview(res, await print.nodePdf(auth.orgId, params.slug, query, true), query.page),
     }),
     defineRoute({

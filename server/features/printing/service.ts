@@ -11,11 +11,13 @@ import { type NodeService, scanUrl } from '../nodes/index.ts';
 import { assertPermanentScanBase } from '../organization/index.ts';
 import { layoutInfo, loadLayouts } from './layouts.ts';
 import { type LabelItem, type PdfJob, labelsPdfBuffer, planLabels, writeCalibrationPdf, writeLabelsPdf } from './pdf.ts';
+import { CAPTION_FONT_FILE } from './captionFont.ts';
 import { printableUrl } from './qr.ts';
 import type { PrinterRow, PrintersRepo } from './repo.ts';
+import type { QrStyleService, ResolvedQrStyle } from './qrStyleService.ts';
 import { renderPageSvg } from './svg.ts';
 
-export const CAPTION_FONT_FILE = 'DejaVuSansMono.ttf';
+export { CAPTION_FONT_FILE } from './captionFont.ts';
 
 export interface PrintServiceDeps {
   store: Store;
@@ -26,14 +28,13 @@ export interface PrintServiceDeps {
   layouts: readonly LabelLayoutT[];
   /** TTF bytes of the caption font (embedded, subset, in every PDF). */
   font: Buffer;
+  qrStyles: QrStyleService;
 }
 
 /** Reads the shipped layouts and caption font from a resources directory (at startup). */
-export function loadPrintResources(resourcesDir: string): { layouts: LabelLayoutT[]; font: Buffer } {
-  return {
-    layouts: loadLayouts(join(resourcesDir, 'layouts')),
-    font: readFileSync(join(resourcesDir, 'fonts', CAPTION_FONT_FILE)),
-  };
+export function loadPrintResources(resourcesDir: string): { layouts: LabelLayoutT[]; font: Buffer; fontFile: string } {
+  const fontFile = join(resourcesDir, 'fonts', CAPTION_FONT_FILE);
+  return { layouts: loadLayouts(join(resourcesDir, 'layouts')), font: readFileSync(fontFile), fontFile };
 }
 
 /** A checked print job: refused jobs throw before a byte of the response is written. */
@@ -188,7 +189,8 @@ export class PrintService {
     }
     const sources: Source[] = rows.map((r) => ({ url: r.url, slug: r.slug, serial: r.serial || null, label: labels.get(r.id) ?? r.serial }));
     if (sources.length === 0) throw new ValidationError({ id: 'the batch has no nodes left to print' });
-    return this.prepare(layout, sources, options, `Waymark labels — batch ${batch.label} (${batch.prefix})`, `${safeFilename(batch.prefix)}-labels-${layout.id}.pdf`);
+    const style = await this.deps.qrStyles.resolve(orgId, query);
+    return this.prepare(layout, sources, options, style, `Waymark labels — batch ${batch.label} (${batch.prefix})`, `${safeFilename(batch.prefix)}-labels-${layout.id}.pdf`);
   }
 
   /** One node's label (404 unknown node; 409 while the scan base is loopback unless `allowLocalScanBase`). */
@@ -198,7 +200,8 @@ export class PrintService {
     const scanBase = await this.deps.nodes.scanBaseOf(orgId);
     assertPermanentScanBase(scanBase, allowLocalScanBase, 'labels');
     const source: Source = { url: scanUrl(scanBase, node.slug), slug: node.slug, serial: node.serial, label: node.label };
-    return this.prepare(layout, [source], options, `Waymark label — ${node.label} (${node.slug})`, `${node.slug}-label-${layout.id}.pdf`);
+    const style = await this.deps.qrStyles.resolve(orgId, query);
+    return this.prepare(layout, [source], options, style, `Waymark label — ${node.label} (${node.slug})`, `${node.slug}-label-${layout.id}.pdf`);
   }
 
   /** A calibration page for `layoutId`: label outlines and centre crosses, no codes. */
@@ -220,7 +223,7 @@ export class PrintService {
     };
   }
 
-  private prepare(layout: LabelLayoutT, sources: Source[], options: PrintOptions, title: string, filename: string): PreparedPdf {
+  private prepare(layout: LabelLayoutT, sources: Source[], options: PrintOptions, style: ResolvedQrStyle, title: string, filename: string): PreparedPdf {
     const items: LabelItem[] = sources.map((s) => ({ text: printableUrl(s.url), caption: captionOf(s, options.caption) }));
     const job: PdfJob = {
       layout,
@@ -233,6 +236,8 @@ export class PrintService {
       title,
       createdAt: new Date(this.deps.clock.now()),
       font: this.deps.font,
+      style: style.style,
+      logoPng: style.logoPng,
     };
     const plan = planLabels(job);
     const pages = plan[plan.length - 1]!.page + 1;
@@ -244,7 +249,7 @@ export class PrintService {
       buffer: () => labelsPdfBuffer(job, plan),
       previewSvg: (page) => {
         if (page < 1 || page > pages) throw new ValidationError({ page: `must be between 1 and ${pages} (pages in this print)` });
-        return renderPageSvg({ layout, plan, cutMarks: job.cutMarks, offsetX: job.offsetX, offsetY: job.offsetY, start: job.start }, page - 1);
+        return renderPageSvg({ layout, plan, cutMarks: job.cutMarks, offsetX: job.offsetX, offsetY: job.offsetY, start: job.start, style: style.style, logoPng: style.logoPng }, page - 1);
       },
     };
   }

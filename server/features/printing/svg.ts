@@ -1,7 +1,8 @@
 import type { LabelLayoutT } from '../../schemas/printing.ts';
 import { labelsPerPage, slotRect } from './layouts.ts';
-import { type PlannedLabel, cutMarkLines } from './pdf.ts';
-import { QUIET_ZONE_MODULES, darkRuns } from './qr.ts';
+import { BUILT_IN_QR_STYLE, type QrStyleT } from '../../schemas/qrStyle.ts';
+import { type PlannedLabel, artOrigin, cutMarkLines } from './pdf.ts';
+import { artElements, escapeXml } from './qrArtSvg.ts';
 
 export interface PreviewJob {
   layout: LabelLayoutT;
@@ -10,10 +11,8 @@ export interface PreviewJob {
   offsetX: number;
   offsetY: number;
   start: number;
-}
-
-function escapeXml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  style?: QrStyleT;
+  logoPng?: Buffer | null;
 }
 
 const n = (v: number) => String(Math.round(v * 1000) / 1000);
@@ -50,13 +49,8 @@ export function renderPageSvg(job: PreviewJob, page: number): string {
   }
   for (const label of job.plan) {
     if (label.page !== page) continue;
-    const origin = QUIET_ZONE_MODULES * label.moduleMm;
-    const d = darkRuns(label.symbol)
-      .map(([r, c, len]) => `M${c} ${r}h${len}v1h-${len}z`)
-      .join('');
-    out.push(
-      `<path transform="translate(${n(label.qrBox.x + origin)} ${n(label.qrBox.y + origin)}) scale(${n(label.moduleMm)})" fill="#000" shape-rendering="crispEdges" d="${d}"/>`,
-    );
+    const origin = artOrigin(label);
+    out.push(`<g transform="translate(${n(origin.x)} ${n(origin.y)}) scale(${n(label.moduleMm)})">${artElements(label.art, job.style ?? BUILT_IN_QR_STYLE, job.logoPng ?? null, true)}</g>`);
     const fit = label.captionFit;
     if (fit) {
       out.push(

@@ -1,6 +1,6 @@
 /**
- * QR codes with the `qrcode` package: synchronous inline SVG for scan pages, and SVG/PNG files
- * for the API. Pure apart from the library.
+ * QR codes with the `qrcode` package: synchronous inline SVG for scan pages (the API's styled
+ * SVG/PNG files are the printing feature's QrStyleService). Pure apart from the library.
  */
 import { createRequire } from 'node:module';
 import QRCode from 'qrcode';
@@ -20,24 +20,6 @@ export function qrSvgSync(text: string, options: { ecc?: Ecc; margin?: number; t
   const svg = svgTag.render(qr, { margin: options.margin ?? 2, color: { dark: '#000000ff', light: '#ffffffff' } });
   const label = options.title ? ` role="img" aria-label="${options.title.replace(/[<>&"]/g, '')}"` : ' aria-hidden="true"';
   return svg.trim().replace('<svg ', `<svg${label} `);
-}
-
-export interface QrFileOptions {
-  format: 'svg' | 'png';
-  size: number;
-  ecc: Ecc;
-  margin: number;
-}
-
-/** The scan URL as a QR code file. */
-export async function qrFile(text: string, o: QrFileOptions): Promise<{ contentType: string; body: Buffer }> {
-  const common = { errorCorrectionLevel: o.ecc, margin: o.margin, width: o.size } as const;
-  if (o.format === 'svg') {
-    const svg = await QRCode.toString(text, { ...common, type: 'svg' });
-    return { contentType: 'image/svg+xml', body: Buffer.from(svg, 'utf8') };
-  }
-  const png = await QRCode.toBuffer(text, { ...common, type: 'png' });
-  return { contentType: 'image/png', body: png };
 }
 
 /**

@@ -7,17 +7,19 @@ import { csvRow } from '../../platform/csv.ts';
 import { SlugParams } from '../../schemas/nodes.ts';
 import { AnalyticsQuery, NodeAnalytics, OrgAnalytics, OrgAnalyticsQuery, QrQuery, ScanEvent, ScansQuery } from '../../schemas/analytics.ts';
 import type { NodeService } from '../nodes/index.ts';
+import type { QrStyleService } from '../printing/index.ts';
 import type { RuleService } from '../rules/index.ts';
 import { SCAN_CSV_HEADER, type ScanAnalytics } from './analytics.ts';
-import { printedScanUrl, qrFile } from './qr.ts';
+import { printedScanUrl } from './qr.ts';
 
 export interface ScanRouteDeps {
   nodes: NodeService;
   rules: RuleService;
   analytics: ScanAnalytics;
+  qrStyles: QrStyleService;
 }
 
-export function scanRoutes({ nodes, rules, analytics }: ScanRouteDeps) {
+export function scanRoutes({ nodes, rules, analytics, qrStyles }: ScanRouteDeps) {
   return [
     defineRoute({
       method: 'get',
@@ -99,7 +101,7 @@ export function scanRoutes({ nodes, rules, analytics }: ScanRouteDeps) {
       method: 'get',
       path: '/nodes/{slug}/qr',
       operationId: 'getNodeQr',
-      summary: 'QR code of the node\'s scan URL (upper case, so that alphanumeric mode applies)',
+      summary: "QR code of the node's scan URL (upper case, so that alphanumeric mode applies), in the organization's style or the one asked for",
       tags: ['Nodes'],
       params: SlugParams,
       query: QrQuery,
@@ -109,12 +111,14 @@ export function scanRoutes({ nodes, rules, analytics }: ScanRouteDeps) {
           content: { 'image/svg+xml': { schema: z.string() }, 'image/png': { schema: z.string() } },
           headers: { 'Content-Disposition': { description: 'inline; filename="<slug>.svg|png"', schema: z.string() } },
         },
+        400: { description: 'Colours a reader may fail on: contrast under 4.5:1, or light modules on a dark background (the message names both colours and the ratio); or a malformed request URL' },
         404: { description: 'Node not found' },
       },
       handler: async ({ params, query, auth, res }) => {
         const node = await nodes.get(auth.orgId, params.slug);
         const format = query.format ?? 'svg';
-        const file = await qrFile(printedScanUrl(await nodes.scanBaseOf(auth.orgId), node.slug), { format, size: query.size, ecc: query.ecc ?? 'M', margin: query.margin });
+        const style = await qrStyles.resolve(auth.orgId, query);
+        const file = qrStyles.renderFile(printedScanUrl(await nodes.scanBaseOf(auth.orgId), node.slug), style, { format, size: query.size, ecc: query.ecc ?? 'M', margin: query.margin });
         res
           .status(200)
           .type(file.contentType)
