@@ -1,4 +1,12 @@
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
+
+// The suites start hundreds of `waymark` processes (servers and CLI commands), each of which
+// type-strips and compiles the whole server again. Node's compile cache (inherited by every child
+// through the environment) keeps that work between them: a start measured 2.1 s without it and
+// 1.1 s with it.
+process.env.NODE_COMPILE_CACHE ??= join(tmpdir(), 'waymark-test-compile-cache');
 
 /**
  * Suites that run a second time with every test server on PostgreSQL (issue 19: the API, scans,
