@@ -2,14 +2,12 @@
 // tag with its mirror, NFC counter and PWD_AUTH): a batch session mirrors and protects its tags,
 // phone taps of a tag scan as counted evidence, a replayed URL is refused under the node's
 // 'refuse' policy, and a tag protected by someone else is refused with the reason.
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeUriMessage } from '../../server/features/nfc/ndef.ts';
 import { MIRROR_PLACEHOLDER } from '../../server/features/nfc/ntag21x.ts';
-import { startServer, type RunningServer } from '../../server/serve.ts';
-import { apiRequest, tempDataDir } from '../support/server.ts';
-import { nfcSkipReason, startPcscSandbox, type PcscSandbox } from './harness.ts';
-import { manifest, openEvents, readyBatch, until, type Api } from './support.ts';
+import type { RunningServer } from '../../server/serve.ts';
+import { nfcSkipReason, type PcscSandbox } from './harness.ts';
+import { manifest, type NfcTestServer, openEvents, readyBatch, startNfcTestServer, until, type Api } from './support.ts';
 import { VirtualTag } from './virtual-tag.ts';
 
 const skip = nfcSkipReason();
@@ -17,35 +15,21 @@ const skip = nfcSkipReason();
 const PHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1';
 
 describe.skipIf(skip !== null)('NTAG21x mirror and password (pcscd + vpcd + virtual tags)', () => {
+  let nfc: NfcTestServer;
   let sandbox: PcscSandbox;
   let server: RunningServer;
   let apiKey: string;
   let api: Api;
   let base: string;
-  let dataDir: string;
 
   beforeAll(async () => {
-    sandbox = await startPcscSandbox();
-    dataDir = tempDataDir('waymark-nfc-ntag21x-');
-    server = await startServer({
-      host: '127.0.0.1',
-      port: 0,
-      dataDir,
-      scanBase: 'https://wm.example',
-      logger: { info: () => {}, error: (m, e) => console.error(m, e) },
-      nfc: { env: { ...process.env, ...sandbox.env }, restartDelayMs: 200 },
-    });
-    const big = { standard_per_minute: 100_000, batch_per_minute: 1000, burst_per_second: 10_000 };
-    apiKey = (await server.app.services.keys.createKey(server.firstRun!.orgId, 'nfc tests', 'enterprise', big)).apiKey;
+    nfc = await startNfcTestServer('waymark-nfc-ntag21x-');
+    ({ sandbox, server, apiKey, api } = nfc);
     base = server.url;
-    api = (method, path, body) => apiRequest(base, method, path, body, apiKey);
-    await until('reader ready', async () => (await api('GET', '/nfc/status')).body.data.reader.state === 'ready');
   });
 
   afterAll(async () => {
-    await server?.close();
-    await sandbox?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await nfc?.close();
   });
 
   async function lift(tag: VirtualTag): Promise<void> {

@@ -4,16 +4,14 @@
 // scanned against the server: N verified, a replayed URL, a tampered CMAC and a tag keyed from
 // another master key refused. Refusals (a tag keyed by someone else) and a tag pulled halfway
 // through the personalisation (finished when presented again) on the way.
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeUriMessage } from '../../server/features/nfc/ndef.ts';
 import { ntag424KeySet } from '../../server/features/nfc/ntag424/index.ts';
 import { NTAG424_KIND } from '../../server/features/tapproofs/index.ts';
-import { startServer, type RunningServer } from '../../server/serve.ts';
+import type { RunningServer } from '../../server/serve.ts';
 import { rows } from '../support/rows.ts';
-import { apiRequest, tempDataDir } from '../support/server.ts';
-import { nfcSkipReason, startPcscSandbox, type PcscSandbox } from './harness.ts';
-import { manifest, openEvents, readyBatch, until, type Api } from './support.ts';
+import { nfcSkipReason, type PcscSandbox } from './harness.ts';
+import { manifest, type NfcTestServer, openEvents, readyBatch, startNfcTestServer, until, type Api } from './support.ts';
 import { VirtualNtag424 } from './virtual-ntag424.ts';
 
 const skip = nfcSkipReason();
@@ -26,36 +24,21 @@ function uidOf(tag: VirtualNtag424): string {
 }
 
 describe.skipIf(skip !== null)('NTAG 424 DNA through the bridge (pcscd + vpcd + virtual 424 DNA)', () => {
+  let nfc: NfcTestServer;
   let sandbox: PcscSandbox;
   let server: RunningServer;
   let apiKey: string;
   let orgId: string;
   let api: Api;
-  let dataDir: string;
 
   beforeAll(async () => {
-    sandbox = await startPcscSandbox();
-    dataDir = tempDataDir('waymark-nfc-424-');
-    server = await startServer({
-      host: '127.0.0.1',
-      port: 0,
-      dataDir,
-      scanBase: 'https://wm.example',
-      logger: { info: () => {}, error: (m, e) => console.error(m, e) },
-      nfc: { env: { ...process.env, ...sandbox.env }, restartDelayMs: 200 },
-    });
-    orgId = server.firstRun!.orgId;
-    const big = { standard_per_minute: 100_000, batch_per_minute: 1000, burst_per_second: 10_000 };
-    apiKey = (await server.app.services.keys.createKey(orgId, 'nfc tests', 'enterprise', big)).apiKey;
-    api = (method, path, body) => apiRequest(server.url, method, path, body, apiKey);
+    nfc = await startNfcTestServer('waymark-nfc-424-');
+    ({ sandbox, server, apiKey, orgId, api } = nfc);
     server.app.services.tapProofKeys.import(NTAG424_KIND, orgId, 1, MASTER);
-    await until('reader ready', async () => (await api('GET', '/nfc/status')).body.data.reader.state === 'ready');
   });
 
   afterAll(async () => {
-    await server?.close();
-    await sandbox?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await nfc?.close();
   });
 
   const scan = (url: string) => {

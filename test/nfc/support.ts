@@ -1,8 +1,10 @@
 // Helpers for NFC tests that drive a real Waymark server over HTTP.
 import { spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { type ApiResponse, repoRoot, type ServerProcess } from '../support/server.ts';
+import { startServer, type RunningServer } from '../../server/serve.ts';
+import { apiRequest, type ApiResponse, repoRoot, type ServerProcess, tempDataDir } from '../support/server.ts';
+import { startPcscSandbox, type PcscSandbox } from './harness.ts';
 
 export type Api = (method: string, path: string, body?: unknown) => Promise<ApiResponse>;
 
@@ -170,4 +172,44 @@ function cli(dataDir: string, ...args: string[]): { [k: string]: any } { // esli
   const r = spawnSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), ...args, '--data', dataDir, '--json'], { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`cli ${args.join(' ')}: ${r.stderr}`);
   return JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+}
+
+/** An in-process server with the NFC bridge on a private pcscd + vpcd, an enterprise key, and its reader ready. */
+export interface NfcTestServer {
+  sandbox: PcscSandbox;
+  server: RunningServer;
+  orgId: string;
+  apiKey: string;
+  api: Api;
+  close(): Promise<void>;
+}
+
+export async function startNfcTestServer(dataDirPrefix: string): Promise<NfcTestServer> {
+  const sandbox = await startPcscSandbox();
+  const dataDir = tempDataDir(dataDirPrefix);
+  const server = await startServer({
+    host: '127.0.0.1',
+    port: 0,
+    dataDir,
+    scanBase: 'https://wm.example',
+    logger: { info: () => {}, error: (m, e) => console.error(m, e) },
+    nfc: { env: { ...process.env, ...sandbox.env }, restartDelayMs: 200 },
+  });
+  const orgId = server.firstRun!.orgId;
+  const big = { standard_per_minute: 100_000, batch_per_minute: 1000, burst_per_second: 10_000 };
+  const apiKey = (await server.app.services.keys.createKey(orgId, 'nfc tests', 'enterprise', big)).apiKey;
+  const api: Api = (method, path, body) => apiRequest(server.url, method, path, body, apiKey);
+  await until('reader ready', async () => (await api('GET', '/nfc/status')).body.data.reader.state === 'ready');
+  return {
+    sandbox,
+    server,
+    orgId,
+    apiKey,
+    api,
+    close: async () => {
+      await server.close();
+      await sandbox.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
 }
