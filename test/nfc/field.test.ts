@@ -1,12 +1,10 @@
 // The field cases of tag programming on the real stack (pcscd + vpcd + virtual tags): check mode
 // (a tag placed with nothing to write is read and shown), the APDUs a tag costs as reported by
 // tag.written and counted by the tag itself, and "tag too small" suggesting a bigger tag.
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type RunningServer } from '../../server/serve.ts';
-import { apiRequest, tempDataDir } from '../support/server.ts';
-import { nfcSkipReason, startPcscSandbox, type PcscSandbox } from './harness.ts';
-import { expectedNdefUri, manifest, openEvents, readyBatch, until, type Api } from './support.ts';
+import type { RunningServer } from '../../server/serve.ts';
+import { nfcSkipReason, type PcscSandbox } from './harness.ts';
+import { expectedNdefUri, manifest, type NfcTestServer, openEvents, readyBatch, startNfcTestServer, until, type Api } from './support.ts';
 import { VirtualTag } from './virtual-tag.ts';
 
 const skip = nfcSkipReason();
@@ -16,35 +14,21 @@ function uidOf(tag: VirtualTag): string {
 }
 
 describe.skipIf(skip !== null)('NFC in the field (pcscd + vpcd + virtual tags)', () => {
+  let nfc: NfcTestServer;
   let sandbox: PcscSandbox;
   let server: RunningServer;
   let apiKey: string;
   let api: Api;
   let base: string;
-  let dataDir: string;
 
   beforeAll(async () => {
-    sandbox = await startPcscSandbox();
-    dataDir = tempDataDir('waymark-nfc-field-');
-    server = await startServer({
-      host: '127.0.0.1',
-      port: 0,
-      dataDir,
-      scanBase: 'https://wm.example',
-      logger: { info: () => {}, error: (m, e) => console.error(m, e) },
-      nfc: { env: { ...process.env, ...sandbox.env }, restartDelayMs: 200 },
-    });
-    const big = { standard_per_minute: 100_000, batch_per_minute: 1000, burst_per_second: 10_000 };
-    apiKey = (await server.app.services.keys.createKey(server.firstRun!.orgId, 'nfc tests', 'enterprise', big)).apiKey;
+    nfc = await startNfcTestServer('waymark-nfc-field-');
+    ({ sandbox, server, apiKey, api } = nfc);
     base = server.url;
-    api = (method, path, body) => apiRequest(base, method, path, body, apiKey);
-    await until('reader ready', async () => (await api('GET', '/nfc/status')).body.data.reader.state === 'ready');
   });
 
   afterAll(async () => {
-    await server?.close();
-    await sandbox?.close();
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true });
+    await nfc?.close();
   });
 
   async function lift(tag: VirtualTag): Promise<void> {
