@@ -127,7 +127,12 @@ export async function startTestServer(options: TestServerOptions = {}): Promise<
     ...(options.clock ? { clock: options.clock } : {}),
     ...(options.secrets ? { secrets: options.secrets } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
-    ...(options.httpTimeouts ? { httpTimeouts: options.httpTimeouts } : {}),
+    // The server runs in the test's own process: a test that holds the event loop for seconds
+    // (a synchronous pdftoppm, a bulk insert) lets the server's idle keep-alive timeout and the
+    // client's next request on that connection cross (ECONNRESET), which is not under test. A
+    // long idle bound keeps the client the one that closes idle connections; timeouts.test.ts
+    // checks the default bound itself.
+    httpTimeouts: { keepAliveMs: 60_000, ...options.httpTimeouts },
   });
   if (!running.firstRun) throw new Error('expected a fresh data directory');
   const apiKey =
