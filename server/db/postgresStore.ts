@@ -113,6 +113,9 @@ export async function migratePostgres(pool: pg.Pool, dir: string = postgresMigra
         const sql = readFileSync(join(dir, file), 'utf8');
         await client.query('BEGIN');
         try {
+          // The deferred triggers of 073 would otherwise leave events pending at a data change,
+          // and an ALTER of that table later in the same file fails ("pending trigger events").
+          await client.query('SET CONSTRAINTS ALL IMMEDIATE');
           await client.query(sql);
           await client.query('INSERT INTO schema_migrations (name, applied_at) VALUES ($1, $2)', [file, new Date().toISOString()]);
           await client.query('COMMIT');
