@@ -7,6 +7,7 @@ import type { Executor, Store } from './db/store.ts';
 import type { Clock } from './platform/clock.ts';
 import type { Outbox } from './platform/outbox.ts';
 import type { SecretStore } from './platform/secrets.ts';
+import type { TagProtection } from './schemas/nfc.ts';
 import { BatchGenerator, type BatchGeneratorOptions, BatchesRepo, BatchService, type RemoteSerials } from './features/batches/index.ts';
 import { type NfcDevice, NfcRepo, NfcService, type NfcTagKeys, TagPasswords } from './features/nfc/index.ts';
 import { NodeImporter, NodesRepo, NodeService } from './features/nodes/index.ts';
@@ -59,7 +60,7 @@ export function createNodeServices(deps: NodeServicesDeps) {
     nodes,
     apiBase: deps.apiBase,
     // The NFC service is made below (it needs this one); called only once both exist.
-    tagProtection: (db, rows): Promise<Map<string, string>> => nfc.tagProtections(db, rows),
+    tagProtection: (db, rows): Promise<Map<string, TagProtection>> => nfc.tagProtections(db, rows),
     ...(deps.assertCanMint ? { assertCanMint: deps.assertCanMint } : {}),
     ...(deps.serialsFromRemote ? { serialsFromRemote: deps.serialsFromRemote } : {}),
   });

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { BATCH_STATUSES, oneOf, pagination, text, timestamp } from './common.ts';
 import { discriminated, exclusive, pascal } from './documented.ts';
+import { TAG_PROTECTIONS } from './nfc.ts';
 import { partialPayloadSchemas, payloadObject, payloadSchemas } from './payloads.ts';
 
 export const BATCH_FUNCTION_TYPES = ['redirect', 'vcard', 'wifi', 'microsite'] as const;
@@ -91,7 +92,8 @@ export const ManifestRow = z.object({
   id: z.string(),
   status: z.string(),
   hardware_id: z.string().nullable(),
-  /** What protects the node's tag (docs/nfc.md): none, ntag424_sun; null when no tag is written. */
-  tag_protection: z.string().nullable(),
+  tag_protection: oneOf(TAG_PROTECTIONS)
+    .nullable()
+    .meta({ description: "What protects the node's tag (docs/nfc.md, \"Protection per tag\"); null when no tag is written." }),
 });
 export const Manifest = z.object({ batch: Batch, nodes: z.array(ManifestRow) }).meta({ id: 'Manifest' });

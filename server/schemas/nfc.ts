@@ -12,8 +12,12 @@ export const NFC_ERROR_CODES = [
   'read_only', 'tag_removed', 'verify_failed', 'lock_failed', 'uid_bound', 'already_written', 'duplicate_url', 'busy', 'io_error',
   'wrong_key', 'no_master_key', 'password_protected', 'config_failed',
 ] as const;
-/** What protects a written tag: nothing, or NTAG 424 DNA secure unique messages (docs/nfc.md). */
-export const TAG_PROTECTIONS = ['none', 'ntag424_sun'] as const;
+/**
+ * What protects a written tag (docs/nfc.md, "Protection per tag"): nothing; NTAG 424 DNA secure
+ * unique messages; or an NTAG21x's UID + counter mirror, its password, or both.
+ */
+export const TAG_PROTECTIONS = ['none', 'ntag424_sun', 'ntag21x_mirror', 'ntag21x_password', 'ntag21x_mirror_password'] as const;
+export type TagProtection = (typeof TAG_PROTECTIONS)[number];
 
 const serial = z.string().min(1).max(100);
 
@@ -163,7 +167,7 @@ export const TagWrittenSchema = z
     session_id: z.string().nullable(),
     apdus: z.number(),
     recognised: z.boolean(),
-    /** ntag424_sun: an NTAG 424 DNA personalised with per-tag keys; each tap's URL carries a proof. */
+    /** ntag424_sun: an NTAG 424 DNA personalised with per-tag keys; each tap's URL carries a proof. ntag21x_*: the mirror and/or the password. */
     protection: oneOf(TAG_PROTECTIONS),
     /** NTAG 424 DNA: the organization master key version its keys come from; else null. */
     key_version: z.number().nullable(),

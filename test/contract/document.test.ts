@@ -47,6 +47,19 @@ describe('/v1/openapi.json', () => {
     }
   });
 
+  it("lists every tag protection as an enum: the manifest's tag_protection and the session's recent tags", () => {
+    const protections = ['none', 'ntag424_sun', 'ntag21x_mirror', 'ntag21x_password', 'ntag21x_mirror_password'];
+    const manifestRow = doc.components.schemas.Manifest.properties.nodes.items;
+    const tagProtection = manifestRow.properties.tag_protection;
+    const enums: unknown[] = [];
+    walk(tagProtection, (node) => {
+      if (Array.isArray(node.enum)) enums.push(node.enum);
+    });
+    expect(enums).toContainEqual(protections);
+    const recent = doc.components.schemas.NfcSession.properties.recent.items.properties.protection;
+    expect(recent.enum).toEqual(protections);
+  });
+
   it('documents the statuses the issue found missing', () => {
     const statuses = (path: string, method: string) => Object.keys(doc.paths[path][method].responses);
     for (const [path, method] of [

@@ -5,6 +5,7 @@ import { newId } from '../../platform/ids.ts';
 import type { Outbox } from '../../platform/outbox.ts';
 import type { BatchStatus, FunctionType } from '../../schemas/common.ts';
 import type { BatchT } from '../../schemas/batches.ts';
+import type { TagProtection } from '../../schemas/nfc.ts';
 import type { SyncChangeT } from '../../schemas/sync.ts';
 import { applyTemplate, assertNoLockedOverride, assertTemplateFits, type NodeService, scanUrl, type TemplateLookup, validatePayload } from '../nodes/index.ts';
 import type { BatchLease, BatchRow, BatchesRepo } from './repo.ts';
@@ -30,7 +31,7 @@ export interface BatchServiceDeps {
   /** `{base_url}` used in manifest_url of events (API replies use the request's origin). */
   apiBase: string;
   /** What protects each written tag, by node id (the NFC feature's write log); absent: nothing known. */
-  tagProtection?: (db: Executor, nodes: Array<{ id: string; hardware_id: string | null }>) => Promise<Map<string, string>>;
+  tagProtection?: (db: Executor, nodes: Array<{ id: string; hardware_id: string | null }>) => Promise<Map<string, TagProtection>>;
   /** Throws (409) when the slug source cannot cover `count` new nodes (a paired site's reserve). */
   assertCanMint?: (count: number, db: Executor) => void | Promise<void>;
   /**
@@ -63,7 +64,7 @@ export interface ManifestRow {
   id: string;
   status: string;
   hardware_id: string | null;
-  tag_protection: string | null;
+  tag_protection: TagProtection | null;
 }
 
 const NO_LEASE: BatchLease = { lease_owner: null, lease_until: null };
@@ -296,7 +297,7 @@ export class BatchService {
     }
     const { rows } = await this.deps.nodes.list(orgId, { batch_id: batch.id, limit: batch.quantity, offset: 0 }, db);
     const scanBase = await this.deps.nodes.scanBaseOf(orgId, db);
-    const protection = (await this.deps.tagProtection?.(db, rows)) ?? new Map<string, string>();
+    const protection = (await this.deps.tagProtection?.(db, rows)) ?? new Map<string, TagProtection>();
     return {
       batch,
       nodes: rows.map((n) => ({

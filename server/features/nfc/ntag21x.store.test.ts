@@ -140,5 +140,36 @@ for (const { dialect, skip } of backends) {
       expect(foreign.stats.writes).toBe(writesBefore);
       expect((await nodes.get(orgId, a.slug)).hardware_id).toBe(formatUid(tag.uid)); // still the first tag
     });
+
+    it("each tag of a batch says its own protection (mirror, password, both, none) in tag.written, the session's list and the manifest; a rewrite replaces it", async () => {
+      const { orgId, batches, nfc, reader, present, nodes } = await setup();
+      const batch = await batches.create(orgId, { ...input, quantity: 5 });
+      await batches.generateChunk(batch.id, 10);
+      const slugs = (await nodes.list(orgId, { batch_id: batch.id, limit: 5, offset: 0 })).rows.map((n) => n.slug);
+      // The session mirrors; its list of recent tags says so while it runs.
+      await nfc.startSession(orgId, batch.id, { mirror: true });
+      const first = await present(new VirtualTag({ model: 'NTAG213' }));
+      expect(first.data).toMatchObject({ mirror: true, protected: false, protection: 'ntag21x_mirror' });
+      reader.remove();
+      expect((await nfc.session(orgId))!.recent.map((r) => r.protection)).toEqual(['ntag21x_mirror']);
+      await nfc.stopSession(orgId);
+      // Single writes for the others: password only, both, plain; the fifth stays unwritten.
+      const options = [{ protect: true }, { mirror: true, protect: true }, {}];
+      const tags = options.map(() => new VirtualTag({ model: 'NTAG215' }));
+      const written: TagWritten[] = [];
+      for (const [i, opts] of options.entries()) {
+        await reader.present(tags[i]!);
+        written.push(await nfc.writeNode(orgId, slugs[i + 1]!, opts));
+        reader.remove();
+      }
+      expect(written.map((w) => w.protection)).toEqual(['ntag21x_password', 'ntag21x_mirror_password', 'none']);
+      const manifest = async () => (await batches.manifest(orgId, batch.id)).nodes.map((n) => n.tag_protection);
+      expect(await manifest()).toEqual(['ntag21x_mirror', 'ntag21x_password', 'ntag21x_mirror_password', 'none', null]);
+      // The password-protected tag rewritten plain (the protection lifted): the manifest follows the last write.
+      await reader.present(tags[0]!);
+      expect(await nfc.writeNode(orgId, slugs[1]!, {})).toMatchObject({ protected: false, protection: 'none' });
+      reader.remove();
+      expect(await manifest()).toEqual(['ntag21x_mirror', 'none', 'ntag21x_mirror_password', 'none', null]);
+    });
   });
 }

@@ -119,10 +119,10 @@ export class NfcRepo {
     await db.insertInto('nfc_writes').values(row).execute();
   }
 
-  /** Each node's writes (uid, tag type), oldest first. */
-  async writesForNodes(db: Executor, nodeIds: string[]): Promise<Array<Pick<WriteLogRow, 'node_id' | 'uid' | 'tag_type'>>> {
+  /** Each node's writes (uid, tag type, mirror and password), oldest first. */
+  async writesForNodes(db: Executor, nodeIds: string[]): Promise<Array<Pick<WriteLogRow, 'node_id' | 'uid' | 'tag_type' | 'mirror' | 'protected'>>> {
     if (nodeIds.length === 0) return [];
-    return db.selectFrom('nfc_writes').select(['node_id', 'uid', 'tag_type']).where('node_id', 'in', nodeIds).orderBy('seq').execute();
+    return db.selectFrom('nfc_writes').select(['node_id', 'uid', 'tag_type', 'mirror', 'protected']).where('node_id', 'in', nodeIds).orderBy('seq').execute();
   }
 
   async writesForNode(db: Executor, nodeId: string): Promise<WriteLogRow[]> {

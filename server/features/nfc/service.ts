@@ -9,6 +9,7 @@ import type { Clock } from '../../platform/clock.ts';
 import { ConflictError, notFound } from '../../platform/errors.ts';
 import { newId } from '../../platform/ids.ts';
 import type { Outbox } from '../../platform/outbox.ts';
+import type { TagProtection } from '../../schemas/nfc.ts';
 import type { NodeT } from '../../schemas/nodes.ts';
 import type { BatchService } from '../batches/index.ts';
 import { type NodeRow, type NodeService, scanUrl } from '../nodes/index.ts';
@@ -53,9 +54,6 @@ export interface NfcTagKeys {
   /** Records the personalised tag (UID as upper-case hex, key version) in the caller's transaction. */
   register(tx: Executor, tag: { org_id: string; uid: string; node_id: string; key_version: number }): Promise<void>;
 }
-
-/** What protects a written tag: nothing (a plain NDEF URL), or NTAG 424 DNA secure unique messages. */
-export type TagProtection = 'none' | 'ntag424_sun';
 
 export interface Refusal {
   code: NfcErrorCode;
@@ -638,7 +636,7 @@ export class NfcService {
     const uidOf = new Map(bound.map((n) => [n.id, n.hardware_id]));
     const out = new Map<string, TagProtection>();
     for (const w of await this.deps.repo.writesForNodes(db, bound.map((n) => n.id))) {
-      if (uidOf.get(w.node_id) === w.uid) out.set(w.node_id, protectionOf(w.tag_type));
+      if (uidOf.get(w.node_id) === w.uid) out.set(w.node_id, protectionOf(w.tag_type, w.mirror === 1, w.protected === 1));
     }
     return out;
   }
@@ -734,7 +732,7 @@ export class NfcService {
         session_id: w.sessionId,
         apdus: w.apdus,
         recognised: w.recognised,
-        protection: protectionOf(w.type),
+        protection: protectionOf(w.type, w.mirror, w.protected),
         key_version: w.keyVersion,
         ms: Math.round(w.ms * 10) / 10,
         written_at: now,
@@ -889,9 +887,16 @@ export function tagUrlFor(scanUrl: string, ntag424: boolean): string {
   return ntag424 ? `${scanUrl}${SUN_URL_TEMPLATE_SUFFIX}` : nfcTagUrl(scanUrl);
 }
 
-/** A tag's protection follows from its type: an NTAG 424 DNA is only ever written personalised. */
-function protectionOf(tagType: string): TagProtection {
-  return tagType === NTAG424_TYPE ? 'ntag424_sun' : 'none';
+/**
+ * A tag's protection, from its write: an NTAG 424 DNA is only ever written personalised; a Type 2
+ * tag has what the write turned on (an NTAG21x's mirror and password, each optional).
+ */
+function protectionOf(tagType: string, mirror: boolean, passwordProtected: boolean): TagProtection {
+  if (tagType === NTAG424_TYPE) return 'ntag424_sun';
+  if (mirror && passwordProtected) return 'ntag21x_mirror_password';
+  if (mirror) return 'ntag21x_mirror';
+  if (passwordProtected) return 'ntag21x_password';
+  return 'none';
 }
 
 /** A URL an NTAG 424 DNA of this scan URL mirrors: `?picc=<32 hex>&cmac=<16 hex>` after it. */
