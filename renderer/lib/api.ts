@@ -22,6 +22,7 @@ import { NodeAnalytics, ScanEvent } from '../../server/schemas/analytics.ts';
 import { ImportReport } from '../../server/schemas/nodeImport.ts';
 import { LayoutInfo } from '../../server/schemas/printing.ts';
 import { NfcStatusSchema, SessionSchema, TagWrittenSchema } from '../../server/schemas/nfc.ts';
+import { type TapProofPolicy, TapProofSettings } from '../../server/schemas/tapProofs.ts';
 import { SyncStatus } from '../../server/schemas/sync.ts';
 import type { PairInput } from '../../server/schemas/syncPairing.ts';
 import { noteBudget } from './rateBudget.ts';
@@ -239,6 +240,9 @@ export const api = {
       }),
     analytics: (slug: string, query: { from?: string; to?: string; interval: 'hour' | 'day' | 'week' }) =>
       one('GET', `/nodes/${enc(slug)}/analytics`, NodeAnalytics, { query }),
+    /** What a tag URL without a valid tap proof gets, and the tags registered for the node (docs/scans.md). */
+    tapProof: (slug: string) => one('GET', `/nodes/${enc(slug)}/tap-proof`, TapProofSettings),
+    setTapProofPolicy: (slug: string, policy: TapProofPolicy) => one('PUT', `/nodes/${enc(slug)}/tap-proof`, TapProofSettings, { body: { policy } }),
   },
 
   rules: {
@@ -279,7 +283,7 @@ export const api = {
 
   nfc: {
     status: () => one('GET', '/nfc/status', NfcStatusSchema),
-    start: (body: { batch_id: string; lock?: boolean; confirm_lock?: boolean; allow_reassign?: boolean; allow_local_scan_base?: boolean }) => one('POST', '/nfc/session', SessionSchema, { body }),
+    start: (body: { batch_id: string; lock?: boolean; confirm_lock?: boolean; allow_reassign?: boolean; mirror?: boolean; protect?: boolean; allow_local_scan_base?: boolean }) => one('POST', '/nfc/session', SessionSchema, { body }),
     stop: () => one('POST', '/nfc/session/stop', SessionSchema, { body: {} }),
     skip: () => one('POST', '/nfc/session/skip', SessionSchema, { body: {} }),
     redo: () => one('POST', '/nfc/session/redo', SessionSchema, { body: {} }),

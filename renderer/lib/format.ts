@@ -28,3 +28,10 @@ export const FUNCTION_TYPE_LABELS: Record<string, string> = {
 export function typeLabel(type: string): string {
   return FUNCTION_TYPE_LABELS[type] ?? humanize(type);
 }
+
+/** A scan's source in words (docs/scans.md "Sources"). */
+const SOURCE_LABELS: Record<string, string> = { qr: 'QR code', nfc_verified: 'NFC tap, verified', nfc_unverified: 'NFC link, not verified' };
+
+export function sourceLabel(value: string | null): string {
+  return value === null ? 'Unknown' : (SOURCE_LABELS[value] ?? value);
+}

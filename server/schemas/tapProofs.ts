@@ -1,6 +1,7 @@
 import { z } from 'zod';
 
 export const TAP_PROOF_POLICIES = ['serve', 'refuse'] as const;
+export type TapProofPolicy = (typeof TAP_PROOF_POLICIES)[number];
 
 const policy = z.enum(TAP_PROOF_POLICIES).meta({
   description:

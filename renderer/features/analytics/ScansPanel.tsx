@@ -8,7 +8,7 @@ import { Empty, ErrorState, Loading } from '../../components/States.tsx';
 import { summarizePayload } from '../../components/payload/fields.ts';
 import { ApiError, type NodeAnalyticsT, type NodeT, type RuleT, api } from '../../lib/api.ts';
 import { saveBlob } from '../../lib/download.ts';
-import { formatDate, formatNumber, typeLabel } from '../../lib/format.ts';
+import { formatDate, formatNumber, sourceLabel, typeLabel } from '../../lib/format.ts';
 import { RULE_TYPE_LABELS, describeConditions } from '../../lib/ruleText.ts';
 import { toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
@@ -127,7 +127,7 @@ export function ScansPanel({ node, onNodeChanged }: { node: NodeT; onNodeChanged
                       <td className="nowrap" data-label="Time">
                         {formatDate(s.timestamp)}
                       </td>
-                      <td data-label="Source">{sourceName(s.source)}</td>
+                      <td data-label="Source">{sourceLabel(s.source)}</td>
                       <td data-label="Device">{s.device_type}</td>
                       <td data-label="OS">{s.os}</td>
                       <td data-label="Browser">{s.browser ?? '—'}</td>
@@ -148,11 +148,6 @@ export function ScansPanel({ node, onNodeChanged }: { node: NodeT; onNodeChanged
 }
 
 const BREAKDOWN_TITLES: Record<string, string> = { device_type: 'Devices', os: 'Operating systems', browser: 'Browsers', country: 'Countries', source: 'Source' };
-/** A scan's source in words (docs/scans.md "Sources"). */
-const SOURCE_NAMES: Record<string, string> = { qr: 'QR code', nfc_verified: 'NFC tap, verified', nfc_unverified: 'NFC link, not verified' };
-function sourceName(value: string | null): string {
-  return value === null ? 'Unknown' : (SOURCE_NAMES[value] ?? value);
-}
 
 const INTERVAL_WORDS = { hour: 'hour', day: 'day', week: 'week' } as const;
 
@@ -178,7 +173,7 @@ function AnalyticsView({ data, slug }: { data: NodeAnalyticsT; slug: string }) {
       </div>
       <div className="breakdowns">
         {Object.entries(BREAKDOWN_TITLES).map(([key, title]) => (
-          <BreakdownBars key={key} title={title} rows={data.breakdowns[key as keyof NodeAnalyticsT['breakdowns']]} name={key === 'source' ? sourceName : undefined} />
+          <BreakdownBars key={key} title={title} rows={data.breakdowns[key as keyof NodeAnalyticsT['breakdowns']]} name={key === 'source' ? sourceLabel : undefined} />
         ))}
       </div>
     </div>

@@ -1,4 +1,5 @@
 import type { Executor } from '../../db/store.ts';
+import type { TapProofPolicy } from '../../schemas/tapProofs.ts';
 
 export interface TapProofTagRow {
   org_id: string;
@@ -9,7 +10,7 @@ export interface TapProofTagRow {
   last_counter: number;
 }
 
-export type TapProofPolicy = 'serve' | 'refuse';
+export type { TapProofPolicy };
 
 /** SQL of the tap proof feature: registered tags (the replay guard) and per-node policies. */
 export class TapProofRepo {
