@@ -109,6 +109,42 @@ test('Program tags: a presented tag is written with a success banner; an unsuppo
   await page.getByRole('button', { name: 'Stop' }).click();
 });
 
+test('Program tags: a session that mirrors and protects its tags lists each tag with its protection, as the manifest does', async ({ page }) => {
+  const prefix = 'PRT';
+  const created = (await call('POST', '/batches', { label: 'Protected tags', prefix, quantity: 2, function_type: 'redirect', base_payload: { url: 'https://example.com/p' } })).body.data;
+  await expect.poll(async () => (await call('GET', `/batches/${created.id}`)).body.data.status, { timeout: 20_000 }).toBe('ready');
+  await page.goto(`${base}/console/program-tags#key=${key}`);
+  await page.getByLabel('Batch', { exact: true }).selectOption(created.id);
+  await page.getByRole('checkbox', { name: /Mirror each tag’s UID and tap counter/ }).check();
+  await page.getByRole('checkbox', { name: /Protect each tag with its own password/ }).check();
+  await page.getByRole('button', { name: 'Start writing' }).click();
+  await expect(page.getByText(`${prefix}-001`, { exact: true })).toBeVisible();
+  expect((await call('GET', '/nfc/status')).body.data.session).toMatchObject({ mirror_tags: true, protect_tags: true });
+
+  const tag = new VirtualTag({ model: 'NTAG213' });
+  await tag.insert(sandbox!.endpoint(0));
+  await expect(page.locator('[data-outcome="success"]')).toContainText(`Written ${prefix}-001`, { timeout: 30_000 });
+  const row = page.getByRole('table', { name: 'Recently written tags' }).getByRole('row').filter({ hasText: `${prefix}-001` });
+  await expect(row.getByRole('cell').nth(2)).toHaveText('NTAG21x mirror and password: tap evidence, cannot be rewritten in the field');
+  await tag.remove();
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await expect(page.getByRole('button', { name: 'Start writing' })).toBeVisible();
+
+  const nodes = (await call('GET', `/batches/${created.id}/manifest`)).body.data.nodes as Array<{ serial: string; slug: string; hardware_id: string | null; tag_protection: string | null }>;
+  expect(nodes.map((n) => [n.serial, n.tag_protection])).toEqual([
+    [`${prefix}-001`, 'ntag21x_mirror_password'],
+    [`${prefix}-002`, null],
+  ]);
+  const csv = await (await fetch(`${base}/v1/batches/${created.id}/manifest?format=csv`, { headers: { authorization: `Bearer ${key}` } })).text();
+  expect(csv.split(/\r\n/)[1]).toMatch(new RegExp(`^${prefix}-001,.*,ntag21x_mirror_password$`));
+
+  // The node's Tag verification tab lists the mirrored tag, checked at scan time, not tapped yet.
+  await page.goto(`${base}/console/nodes/${nodes[0]!.slug}#key=${key}`);
+  await page.getByRole('tab', { name: 'Tag verification' }).click();
+  const tagRow = page.getByRole('table', { name: 'Tags checked at scan time' }).getByRole('row').filter({ hasText: nodes[0]!.hardware_id!.replaceAll(':', '') });
+  await expect(tagRow.getByRole('cell')).toHaveText([nodes[0]!.hardware_id!.replaceAll(':', ''), 'NTAG21x mirror: evidence of a tap, not proof', 'No tap yet']);
+});
+
 test('Program tags, check mode: with no session a placed tag is read and shown (its node, blank, another URL)', async ({ page }) => {
   const node = (await call('POST', '/nodes', { label: 'Boiler room', function_type: 'redirect', payload: { url: 'https://example.com/boiler' } })).body.data;
   await page.goto(`${base}/console/program-tags#key=${key}`);

@@ -1,4 +1,5 @@
 import { type FormEvent, useState } from 'react';
+import type { TagProtection } from '../../../server/schemas/nfc.ts';
 import { Button, FormActions } from '../../components/Button.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Card, PageHeader } from '../../components/PageHeader.tsx';
@@ -145,6 +146,8 @@ function StartSession({ last, reader, onStarted }: { last: Session | null; reade
   const [lock, setLock] = useState(false);
   const [confirmLock, setConfirmLock] = useState(false);
   const [reassign, setReassign] = useState(false);
+  const [mirror, setMirror] = useState(false);
+  const [protect, setProtect] = useState(false);
   const [test, setTest] = useState(false);
   const { organization } = useOrganization();
   const [error, setError] = useState<string | undefined>();
@@ -156,7 +159,7 @@ function StartSession({ last, reader, onStarted }: { last: Session | null; reade
     setBusy(true);
     setError(undefined);
     try {
-      onStarted(await api.nfc.start({ batch_id: id, ...(lock ? { lock, confirm_lock: confirmLock } : {}), ...(reassign ? { allow_reassign: true } : {}), ...(test ? { allow_local_scan_base: true } : {}) }));
+      onStarted(await api.nfc.start({ batch_id: id, ...(lock ? { lock, confirm_lock: confirmLock } : {}), ...(reassign ? { allow_reassign: true } : {}), ...(mirror ? { mirror } : {}), ...(protect ? { protect } : {}), ...(test ? { allow_local_scan_base: true } : {}) }));
     } catch (err) {
       setError(err instanceof ApiError && Object.keys(err.details).length > 0 ? Object.values(err.details).join('; ') : errorMessage(err));
     } finally {
@@ -188,6 +191,14 @@ function StartSession({ last, reader, onStarted }: { last: Session | null; reade
           <label className="checkbox">
             <input type="checkbox" checked={reassign} onChange={(e) => setReassign(e.target.checked)} />
             Take over tags already bound to other nodes
+          </label>
+          <label className="checkbox">
+            <input type="checkbox" checked={mirror} onChange={(e) => setMirror(e.target.checked)} />
+            Mirror each tag’s UID and tap counter into its URL (NTAG213/215/216: evidence of a tap, not proof)
+          </label>
+          <label className="checkbox">
+            <input type="checkbox" checked={protect} onChange={(e) => setProtect(e.target.checked)} />
+            Protect each tag with its own password (NTAG213/215/216: cannot be rewritten in the field)
           </label>
           <label className="checkbox">
             <input type="checkbox" checked={lock} onChange={(e) => setLock(e.target.checked)} />
@@ -315,7 +326,15 @@ function SessionCard({ session, onChange }: { session: Session; onChange(session
   );
 }
 
-/** What protects a written tag, in the technician's words (docs/nfc.md). */
-export function protectionLabel(protection: 'none' | 'ntag424_sun'): string {
-  return protection === 'ntag424_sun' ? 'NTAG 424 DNA: every tap carries a proof' : 'None: plain URL';
+/** What protects a written tag, in the technician's words (docs/nfc.md, "Protection per tag"). */
+const PROTECTION_LABELS: Record<TagProtection, string> = {
+  none: 'None: plain URL',
+  ntag424_sun: 'NTAG 424 DNA: every tap carries a proof',
+  ntag21x_mirror: 'NTAG21x mirror: UID and tap counter in the URL (evidence, not proof)',
+  ntag21x_password: 'NTAG21x password: cannot be rewritten in the field',
+  ntag21x_mirror_password: 'NTAG21x mirror and password: tap evidence, cannot be rewritten in the field',
+};
+
+function protectionLabel(protection: TagProtection): string {
+  return PROTECTION_LABELS[protection];
 }
