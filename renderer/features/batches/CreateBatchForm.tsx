@@ -6,12 +6,11 @@ import { Field } from '../../components/Field.tsx';
 import { Notice } from '../../components/States.tsx';
 import { PayloadForm } from '../../components/payload/PayloadForm.tsx';
 import { cleanPayload } from '../../components/payload/fields.ts';
-import { ApiError, api, type BatchT } from '../../lib/api.ts';
+import { api, type BatchT } from '../../lib/api.ts';
 import { typeLabel } from '../../lib/format.ts';
 import { useResource } from '../../lib/useResource.ts';
-import { useFormErrors } from '../../lib/useFormErrors.ts';
+import { useFormSubmit } from '../../lib/useFormSubmit.ts';
 import { scoped, validate } from '../../lib/validation.ts';
-import { errorMessage } from '../../lib/toast.ts';
 
 type BatchType = (typeof BATCH_FUNCTION_TYPES)[number];
 
@@ -23,15 +22,12 @@ export function CreateBatchForm({ onCreated, onCancel }: { onCreated(batch: Batc
   const [templateId, setTemplateId] = useState('');
   const [withPayload, setWithPayload] = useState(true);
   const [payload, setPayload] = useState<Record<string, unknown>>({});
-  const { errors, setErrors, formRef } = useFormErrors({ focusFirst: true });
-  const [formError, setFormError] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
+  const { errors, setErrors, formRef, formError, busy, send } = useFormSubmit({ refused: 'The server did not accept the batch', focusFirst: true });
   const templates = useResource(() => api.templates.list(100), []);
   const forType = (templates.data?.data ?? []).filter((t) => t.function_type === type);
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    setFormError(undefined);
     const base = cleanPayload(type, payload);
     const body = {
       label,
@@ -43,23 +39,9 @@ export function CreateBatchForm({ onCreated, onCancel }: { onCreated(batch: Batc
     };
     const c1 = validate(CreateBatchBody, body);
     const c2 = withPayload && !templateId ? validate(payloadSchemas[type], base, 'base_payload') : ({ ok: true } as const);
-    const clientErrors = { ...(c1.ok ? {} : c1.errors), ...(c2.ok ? {} : c2.errors) };
-    setErrors(clientErrors);
-    if (Object.keys(clientErrors).length > 0) {
-      setFormError('Some fields need attention.');
-      return;
-    }
-    setBusy(true);
-    try {
+    await send({ ...(c1.ok ? {} : c1.errors), ...(c2.ok ? {} : c2.errors) }, async () => {
       onCreated(await api.batches.create(body));
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 422) {
-        setErrors(err.details);
-        setFormError(`The server did not accept the batch: ${err.message}.`);
-      } else setFormError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

@@ -9,12 +9,12 @@ import { Card, PageHeader } from '../../components/PageHeader.tsx';
 import { Notice } from '../../components/States.tsx';
 import { PayloadForm } from '../../components/payload/PayloadForm.tsx';
 import { cleanPayload } from '../../components/payload/fields.ts';
-import { ApiError, api, type TemplateT } from '../../lib/api.ts';
+import { api, type TemplateT } from '../../lib/api.ts';
 import { typeLabel } from '../../lib/format.ts';
 import { navigate, setSearchParams, useSearchParams } from '../../lib/router.ts';
-import { errorMessage, toast } from '../../lib/toast.ts';
+import { toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
-import { useFormErrors } from '../../lib/useFormErrors.ts';
+import { useFormSubmit } from '../../lib/useFormSubmit.ts';
 import { scoped, validate } from '../../lib/validation.ts';
 
 const TYPE_HINTS: Record<FunctionType, string> = {
@@ -38,9 +38,7 @@ export function CreateNodePage() {
   const [draft, setDraft] = useState(false);
   const [templateId, setTemplateId] = useState('');
   const [payloads, setPayloads] = useState<Partial<Record<FunctionType, Record<string, unknown>>>>({});
-  const { errors, setErrors, formRef } = useFormErrors();
-  const [formError, setFormError] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
+  const { errors, setErrors, formRef, formError, setFormError, busy, send } = useFormSubmit({ refused: 'The server did not accept the node' });
   const templates = useResource(() => api.templates.list(100), []);
 
   const forType = useMemo(() => (templates.data?.data ?? []).filter((t) => t.function_type === type), [templates.data, type]);
@@ -57,7 +55,6 @@ export function CreateNodePage() {
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    setFormError(undefined);
     const own = cleanPayload(type, shown);
     // A template gives defaults; the merged result must be valid like the server checks it.
     const merged = template ? { ...template.payload, ...own } : own;
@@ -65,27 +62,11 @@ export function CreateNodePage() {
     const body = { label, function_type: type, payload: sent, ...(template ? { template_id: template.id } : {}), ...(draft ? { status: 'draft' as const } : {}) };
     const checkBody = validate(CreateNodeBody, body);
     const checkPayload = validate(payloadSchemas[type], merged, 'payload');
-    const clientErrors = { ...(checkBody.ok ? {} : checkBody.errors), ...(checkPayload.ok ? {} : checkPayload.errors) };
-    setErrors(clientErrors);
-    if (Object.keys(clientErrors).length > 0) {
-      setFormError('Some fields need attention.');
-      return;
-    }
-    setBusy(true);
-    try {
+    await send({ ...(checkBody.ok ? {} : checkBody.errors), ...(checkPayload.ok ? {} : checkPayload.errors) }, async () => {
       const created = await api.nodes.create(body);
       toast.success(`Node ${created.slug} created`);
       navigate(`/nodes/${created.slug}`);
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 422) {
-        setErrors(err.details);
-        setFormError(`The server did not accept the node: ${err.message}.`);
-      } else {
-        setFormError(errorMessage(err));
-      }
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   return (

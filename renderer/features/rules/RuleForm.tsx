@@ -7,14 +7,13 @@ import { Field, FieldSet } from '../../components/Field.tsx';
 import { Notice } from '../../components/States.tsx';
 import { PayloadForm } from '../../components/payload/PayloadForm.tsx';
 import { cleanPayload } from '../../components/payload/fields.ts';
-import { ApiError, type RuleT } from '../../lib/api.ts';
+import type { RuleT } from '../../lib/api.ts';
 import { countries, localTimeZone, timeZones } from '../../lib/countries.ts';
 import { typeLabel } from '../../lib/format.ts';
 import { type FieldErrors, scoped, validate } from '../../lib/validation.ts';
-import { useFormErrors } from '../../lib/useFormErrors.ts';
+import { useFormSubmit } from '../../lib/useFormSubmit.ts';
 import { DAY_NAMES, RULE_TYPE_LABELS, type WindowValue, cleanConditions, defaultConditions } from './conditions.ts';
 import { WeekGrid } from './WeekGrid.tsx';
-import { errorMessage } from '../../lib/toast.ts';
 
 export interface RuleDraft {
   rule_type: RuleType;
@@ -41,13 +40,10 @@ export function RuleForm({ initial, otherSplitWeight, onSubmit, onCancel }: Rule
   const [payload, setPayload] = useState<Record<string, unknown>>(initial?.payload ?? {});
   const [priority, setPriority] = useState(String(initial?.priority ?? 0));
   const [enabled, setEnabled] = useState(initial?.enabled ?? true);
-  const { errors, setErrors, formRef } = useFormErrors({ focusFirst: true });
-  const [formError, setFormError] = useState<string | undefined>();
-  const [busy, setBusy] = useState(false);
+  const { errors, setErrors, formRef, formError, busy, send } = useFormSubmit({ refused: 'The server did not accept the rule', focusFirst: true });
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    setFormError(undefined);
     const draft: RuleDraft = {
       rule_type: ruleType,
       conditions: cleanConditions(ruleType, conditions),
@@ -61,23 +57,7 @@ export function RuleForm({ initial, otherSplitWeight, onSubmit, onCancel }: Rule
       validate(conditionSchemas[ruleType], draft.conditions, 'conditions'),
       validate(payloadSchemas[functionType], draft.payload, 'payload'),
     ];
-    const clientErrors = Object.assign({}, ...checks.map((c) => (c.ok ? {} : c.errors))) as FieldErrors;
-    setErrors(clientErrors);
-    if (Object.keys(clientErrors).length > 0) {
-      setFormError('Some fields need attention.');
-      return;
-    }
-    setBusy(true);
-    try {
-      await onSubmit(draft);
-    } catch (err) {
-      if (err instanceof ApiError && err.status === 422) {
-        setErrors(err.details);
-        setFormError(`The server did not accept the rule: ${err.message}.`);
-      } else setFormError(errorMessage(err));
-    } finally {
-      setBusy(false);
-    }
+    await send(Object.assign({}, ...checks.map((c) => (c.ok ? {} : c.errors))) as FieldErrors, () => onSubmit(draft));
   };
 
   const cErrors = scoped(errors, 'conditions');
