@@ -62,6 +62,7 @@ export function consoleScreens(f: Fixture): Screen[] {
     { name: 'node analytics', path: `/nodes/${f.slug}`, open: tab('Scans & analytics') },
     { name: 'node label', path: `/nodes/${f.slug}`, open: tab('Print label') },
     { name: 'node NFC', path: `/nodes/${f.slug}`, open: tab('Write NFC tag') },
+    { name: 'node tag verification', path: `/nodes/${f.slug}`, open: tab('Tag verification') },
     { name: 'batches', path: '/batches' },
     {
       name: 'new batch form',
