@@ -125,6 +125,7 @@ async function createServices(
     // Personalising an NTAG 424 DNA: keys from the organization master key, the tag registered for scan-time checks.
     nfcTagKeys: {
       current: (orgId) => tapProofs.masterKeys.current(NTAG424_KIND, orgId),
+      version: (orgId, version) => tapProofs.masterKeys.version(NTAG424_KIND, orgId, version),
       register: (tx, tag) => tapProofs.service.registerTag(tx, { ...tag, kind: NTAG424_KIND }),
     },
     // NTAG21x passwords come from a master key kept beside the tap proof keys.

@@ -178,6 +178,8 @@ function cli(dataDir: string, ...args: string[]): { [k: string]: any } { // esli
 export interface NfcTestServer {
   sandbox: PcscSandbox;
   server: RunningServer;
+  /** The server's data directory (its secrets.json holds the tag master keys). */
+  dataDir: string;
   orgId: string;
   apiKey: string;
   api: Api;
@@ -203,6 +205,7 @@ export async function startNfcTestServer(dataDirPrefix: string): Promise<NfcTest
   return {
     sandbox,
     server,
+    dataDir,
     orgId,
     apiKey,
     api,

@@ -173,8 +173,10 @@ async function handleWrite(msg: Extract<ToChild, { type: 'write' }>): Promise<vo
 async function personalise(tx: Transmit, snapshot: TagSnapshot, msg: Extract<ToChild, { type: 'write' }>): Promise<WriteOutcome> {
   if (!msg.ntag424) throw new NfcError('no_master_key', ntag424Messages.noKeys);
   const uid = Buffer.from(snapshot.info.uid.replace(/:/g, ''), 'hex');
-  const keys = { keys: msg.ntag424.keys.map((k) => Buffer.from(k, 'hex')), version: msg.ntag424.version };
-  const { outcome, state } = await personaliseNtag424(tx, snapshot.ntag424!, uid, msg.url, keys);
+  const fromHex = (k: { keys: string[]; version: number }) => ({ keys: k.keys.map((key) => Buffer.from(key, 'hex')), version: k.version });
+  const keys = fromHex(msg.ntag424);
+  const previous = msg.ntag424.previous ? fromHex(msg.ntag424.previous) : undefined;
+  const { outcome, state } = await personaliseNtag424(tx, snapshot.ntag424!, uid, msg.url, keys, previous);
   snapshot.ntag424 = state;
   snapshot.info.ntag424 = { sdm: true, keyVersion: keys.version };
   return { ...outcome, uid: snapshot.info.uid, inspectApdus: takeInspectApdus(snapshot) };

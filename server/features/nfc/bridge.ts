@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import { join } from 'node:path';
 import { advice, type ReaderAdvice } from './advice.ts';
 import { NfcError, type WriteOptions, type WriteOutcome } from './program.ts';
-import { EXIT_UNAVAILABLE, type CardOnReader, type FromChild, type ReaderState, type ToChild } from './protocol.ts';
+import { EXIT_UNAVAILABLE, type CardOnReader, type FromChild, type Ntag424KeysHex, type ReaderState, type ToChild } from './protocol.ts';
 import { type BridgeChild, forkBridgeChild, type SpawnBridgeChild } from './spawn.ts';
 
 export interface BridgeStatus {
@@ -31,8 +31,8 @@ export interface WriteRequest extends Pick<WriteOptions, 'mirror' | 'protect' | 
   reader?: string;
   /** Only write if the tag on the reader still has this UID (the one checked before writing). */
   expectUid?: string;
-  /** An NTAG 424 DNA is personalised with these per-tag keys (hex, keys 0..4) and key version. */
-  ntag424?: { keys: string[]; version: number };
+  /** An NTAG 424 DNA is personalised with these per-tag keys (hex, keys 0..4) and key version (re-keyed from `previous`). */
+  ntag424?: Ntag424KeysHex;
 }
 
 /** What the NFC domain needs from a reader bridge; the real one is NfcBridge, tests may fake it. */

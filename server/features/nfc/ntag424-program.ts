@@ -244,6 +244,7 @@ export async function personaliseNtag424(
   uid: Buffer,
   url: string,
   keys: Ntag424Keys,
+  previous?: Ntag424Keys,
 ): Promise<{ outcome: Ntag424Outcome; state: Ntag424State }> {
   const counter: ApduCounter = { apdus: 0 };
   const io = new Ntag424Io(tx, counter);
@@ -254,6 +255,9 @@ export async function personaliseNtag424(
   const target = sdmSettingsFor(want, state.settings.size);
   const sdmOn = state.settings.sdm !== null;
   const keysDone = sdmOn && state.keyVersion0 === keys.version;
+  // Keyed from an older version of this organization's master key: re-keyed with that version's keys.
+  const rekey = !keysDone && sdmOn && previous !== undefined && state.keyVersion0 === previous.version;
+  const oldKeys: Ntag424Keys = rekey ? previous : { keys: Array(5).fill(FACTORY_KEY), version: 0 };
   const settingsDone = sdmOn && sameSettings(state.settings, target);
   let needWrite = !sameApartFromMirror(state.file, want);
   const writeFree = state.settings.write === FREE || state.settings.readWrite === FREE;
@@ -279,10 +283,13 @@ export async function personaliseNtag424(
     await writeNdef();
     needWrite = false;
   }
-  const key0 = keysDone ? keys.keys[0]! : FACTORY_KEY;
+  const key0 = keysDone ? keys.keys[0]! : oldKeys.keys[0]!;
   const session = await io.authenticate(0, key0);
   if (!session) {
-    throw new NfcError('wrong_key', keysDone ? ntag424Messages.otherMasterKey : sdmOn ? ntag424Messages.personalisedElsewhere : ntag424Messages.factoryKeyRefused);
+    throw new NfcError(
+      'wrong_key',
+      keysDone || rekey ? ntag424Messages.otherMasterKey : sdmOn ? ntag424Messages.personalisedElsewhere : ntag424Messages.factoryKeyRefused,
+    );
   }
   const changeSettings = async (s: Ntag424FileSettings) => {
     const r = await io.secure(session, INS.changeFileSettings, Buffer.from([NDEF_FILE_NO]), encodeChange(s), { full: true });
@@ -294,7 +301,7 @@ export async function personaliseNtag424(
     await writeNdef();
   }
   if (needWrite || !settingsDone) await changeSettings(target);
-  if (!keysDone) await changeKeys(io, session, keys, sdmOn);
+  if (!keysDone) await changeKeys(io, session, keys, oldKeys, sdmOn);
   // Verify unauthenticated, as a phone reads: changing key 0 ended the session; otherwise end it by selecting again.
   if (keysDone) {
     await io.iso(Buffer.concat([Buffer.from([0x00, 0xa4, 0x04, 0x0c, 0x07]), NDEF_APPLICATION]));
@@ -309,19 +316,21 @@ export async function personaliseNtag424(
 }
 
 /**
- * Keys 1..4, then key 0 (the authenticated key: the session ends with it). On a tag found with
- * SDM already on (left halfway) each key's version is read first (MAC mode) and keys already
- * changed are skipped: ChangeKey needs the right old key.
+ * Keys 1..4, then key 0 (the authenticated key: the session ends with it), from `old` (the
+ * factory keys at version 0, or an older master key version's keys when re-keying). On a tag
+ * found with SDM already on (left halfway, or being re-keyed, maybe interrupted before) each key's
+ * version is read first (MAC mode) and keys already changed are skipped: ChangeKey needs the
+ * right old key.
  */
-async function changeKeys(io: Ntag424Io, session: Ev2Session, keys: Ntag424Keys, resume: boolean): Promise<void> {
+async function changeKeys(io: Ntag424Io, session: Ev2Session, keys: Ntag424Keys, old: Ntag424Keys, resume: boolean): Promise<void> {
   for (const keyNo of [1, 2, 3, 4, 0]) {
     if (resume && keyNo !== 0) {
       const v = await io.secure(session, INS.getKeyVersion, Buffer.from([keyNo]), Buffer.alloc(0), { full: false });
       if (v.status !== NATIVE_OK) throw new NfcError('io_error', `The NTAG 424 DNA refused GetKeyVersion (91 ${hex(v.status)}).`);
       if (v.data[0] === keys.version) continue;
-      if (v.data[0] !== 0) throw new NfcError('wrong_key', ntag424Messages.personalisedElsewhere);
+      if (v.data[0] !== old.version) throw new NfcError('wrong_key', ntag424Messages.personalisedElsewhere);
     }
-    const r = await io.changeKey(session, keyNo, keys.keys[keyNo]!, keys.version, FACTORY_KEY);
+    const r = await io.changeKey(session, keyNo, keys.keys[keyNo]!, keys.version, old.keys[keyNo]!);
     if (r.status !== NATIVE_OK) throw new NfcError('io_error', `The NTAG 424 DNA refused ChangeKey for key ${keyNo} (91 ${hex(r.status)}).`);
   }
 }

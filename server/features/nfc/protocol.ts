@@ -24,7 +24,7 @@ export type ToChild =
       reader?: string | undefined;
       expectUid?: string | undefined;
       /** For an NTAG 424 DNA: its five per-tag keys (hex) and their version. Never logged. */
-      ntag424?: { keys: string[]; version: number } | undefined;
+      ntag424?: Ntag424KeysHex | undefined;
     } & Pick<WriteOptions, 'mirror' | 'protect' | 'password' | 'configured'>)
   | { type: 'feedback'; reader: string; ok: boolean }
   | { type: 'shutdown' };
@@ -40,3 +40,11 @@ export type FromChild =
 
 /** Exit code of a child that will never work on this machine (nfc-pcsc missing): no restart. */
 export const EXIT_UNAVAILABLE = 3;
+
+/** An NTAG 424 DNA's per-tag keys 0..4 (hex) at a master key version; never logged. */
+export interface Ntag424KeysHex {
+  keys: string[];
+  version: number;
+  /** The keys of the older version the tag is keyed from, when it is to be re-keyed to `version`. */
+  previous?: { keys: string[]; version: number } | undefined;
+}

@@ -21,7 +21,7 @@ import { ntag424KeySet, SUN_URL_TEMPLATE_SUFFIX } from './ntag424/index.ts';
 import { NTAG424_TYPE, ntag424Messages } from './ntag424-program.ts';
 import { mirrorUrl, unmirrored } from './ntag21x.ts';
 import { NfcError, type NfcErrorCode, type TagInfo } from './program.ts';
-import type { CardOnReader } from './protocol.ts';
+import type { CardOnReader, Ntag424KeysHex } from './protocol.ts';
 import type { ItemRow, NfcRepo, SessionRow } from './repo.ts';
 import type { TagPasswords } from './tagPasswords.ts';
 
@@ -51,6 +51,8 @@ export interface Ntag21xOptions {
 export interface NfcTagKeys {
   /** The organization's current master key (created on first use), from the secret store. */
   current(orgId: string): { version: number; key: Buffer };
+  /** An older version of it (to re-key a tag keyed from that version), or null when the store has no such version. */
+  version(orgId: string, version: number): { version: number; key: Buffer } | null;
   /** Records the personalised tag (UID as upper-case hex, key version) in the caller's transaction. */
   register(tx: Executor, tag: { org_id: string; uid: string; node_id: string; key_version: number }): Promise<void>;
 }
@@ -554,7 +556,7 @@ export class NfcService {
       const mirror = !!opts.mirror && !verifyOnly && !dna;
       const protect = !!opts.protect && !verifyOnly && !dna;
       const url = mirror ? mirrorUrl(tagUrl) : tagUrl;
-      const keys = dna ? this.tagKeysFor(orgId, info.uid) : undefined;
+      const keys = dna ? this.tagKeysFor(orgId, info.uid, info.ntag424?.keyVersion ?? null) : undefined;
       // A tag this organization mirrored or protected before has its configuration read first,
       // and any tag may turn out protected: the password is computed from its UID, never stored.
       const before = dna ? undefined : await this.deps.repo.lastWriteOfTag(this.db, orgId, info.uid);
@@ -616,13 +618,22 @@ export class NfcService {
     return url === scan || written === nfcTagUrl(scan) || written === mirrorUrl(nfcTagUrl(scan)) || isSunUrl(url, scan) ? node : undefined;
   }
 
-  /** The per-tag keys of an NTAG 424 DNA (hex, for the bridge child), from the organization's current master key. */
-  private tagKeysFor(orgId: string, uid: string): { keys: string[]; version: number } {
+  /**
+   * The per-tag keys of an NTAG 424 DNA (hex, for the bridge child), from the organization's
+   * current master key; with the keys of the older version the tag's key 0 says it is keyed from
+   * (`keyVersion`, read at detection), so that the bridge re-keys it to the current version.
+   */
+  private tagKeysFor(orgId: string, uid: string, keyVersion: number | null): Ntag424KeysHex {
     const source = this.deps.tagKeys;
     if (!source) throw new NfcError('no_master_key', ntag424Messages.noKeys);
+    const uidBytes = Buffer.from(uid.replace(/:/g, ''), 'hex');
+    const hexKeys = (master: { version: number; key: Buffer }) => ({
+      keys: ntag424KeySet(master.key, uidBytes).keys.map((k) => k.toString('hex')),
+      version: master.version,
+    });
     const master = source.current(orgId);
-    const { keys } = ntag424KeySet(master.key, Buffer.from(uid.replace(/:/g, ''), 'hex'));
-    return { keys: keys.map((k) => k.toString('hex')), version: master.version };
+    const older = keyVersion !== null && keyVersion > 0 && keyVersion < master.version ? source.version(orgId, keyVersion) : null;
+    return { ...hexKeys(master), ...(older ? { previous: hexKeys(older) } : {}) };
   }
 
   /** A node's scan URL: `{scan_base}/v/<slug>` with the organization's scan base. */

@@ -59,9 +59,18 @@ export class MasterKeys {
     const name = this.secretName(kind, orgId);
     const stored = this.read(name);
     if (stored && stored.keys[String(stored.current)]) {
+      // A version rotated in by another process: scans must know it as soon as a tag is keyed from it here.
+      if (this.cache.get(name)?.versions.some((v) => v.version === stored.current) === false) this.cache.delete(name);
       return { version: stored.current, key: Buffer.from(stored.keys[String(stored.current)]!, 'hex') };
     }
     return this.rotate(kind, orgId);
+  }
+
+  /** One stored version (read from the store, not the cache: a re-key must not miss a version just added), or null. */
+  version(kind: string, orgId: string, version: number): MasterKeyVersion | null {
+    const hex = this.read(this.secretName(kind, orgId))?.keys[String(version)];
+    const key = hex ? Buffer.from(hex, 'hex') : null;
+    return key && key.length === 16 ? { version, key } : null;
   }
 
   /** A new random version becomes current; older versions stay for the tags keyed from them. */
