@@ -126,6 +126,8 @@ async function createServices(
     nfcTagKeys: {
       current: (orgId) => tapProofs.masterKeys.current(NTAG424_KIND, orgId),
       version: (orgId, version) => tapProofs.masterKeys.version(NTAG424_KIND, orgId, version),
+      currentVersion: (orgId) => tapProofs.masterKeys.currentVersion(NTAG424_KIND, orgId),
+      checkSun: (orgId, query) => tapProofs.service.checkKind(NTAG424_KIND, orgId, query) ?? { ok: false, reason: 'no_key' },
       register: (tx, tag) => tapProofs.service.registerTag(tx, { ...tag, kind: NTAG424_KIND }),
     },
     // NTAG21x passwords come from a master key kept beside the tap proof keys.

@@ -112,6 +112,27 @@ export const RefusalSchema = z
   })
   .meta({ id: 'NfcRefusal' });
 
+/** Check mode: what protects the tag on the reader and whether it checks for this organization. */
+export const TagProtectionReadingSchema = z
+  .object({
+    /** `ntag424_sun`: an NTAG 424 DNA (SDM on or not); `ntag21x`: an NTAG213/215/216; `none`: any other tag. */
+    kind: oneOf(['none', 'ntag424_sun', 'ntag21x'] as const),
+    /** The 424's SUN message or the 21x's UID + counter mirror is on (in the URL read). */
+    mirror: z.boolean(),
+    /** 424: the mirror verifies with this organization's keys; 21x: the mirrored UID is this tag's. Null: nothing to check. */
+    verifies: z.boolean().nullable(),
+    /** 424: the master key version that verifies its mirror (else key 0's version read from the tag); null for others. */
+    key_version: z.number().nullable(),
+    /** 424: a newer master key version exists: writing the tag again re-keys it. */
+    rekey_due: z.boolean(),
+    /** The tap counter mirrored in this reading (424 SDMReadCtr, 21x NFC counter). */
+    counter: z.number().nullable(),
+    /** 21x: protected with this organization's password according to its last write here; null: never written here (unknown). */
+    password: z.boolean().nullable(),
+    message: z.string(),
+  })
+  .meta({ id: 'NfcTagProtectionReading' });
+
 export const TagReadingSchema = z
   .object({
     reader: z.string(),
@@ -124,6 +145,8 @@ export const TagReadingSchema = z
     bound_to: NodeBriefSchema.nullable(),
     message: z.string(),
     warning: z.string().nullable(),
+    /** Null for a card that cannot be used. */
+    protection: TagProtectionReadingSchema.nullable(),
   })
   .meta({ id: 'NfcTagReading' });
 
@@ -185,6 +208,7 @@ export type NfcSessionT = z.infer<typeof SessionSchema>;
 export type NfcRefusalT = z.infer<typeof RefusalSchema>;
 export type NfcTagWrittenT = z.infer<typeof TagWrittenSchema>;
 export type NfcTagReadingT = z.infer<typeof TagReadingSchema>;
+export type NfcTagProtectionReadingT = z.infer<typeof TagProtectionReadingSchema>;
 /** Server-sent events on /v1/nfc/events: `event: <type>` + `data: <json>`. */
 export type NfcEventT =
   | { type: 'reader'; data: ReaderStatusT }

@@ -155,6 +155,9 @@ test('Program tags, check mode: with no session a placed tag is read and shown (
   await blank.insert(sandbox!.endpoint(0));
   await expect(check).toHaveAttribute('data-tag-check', 'blank');
   await expect(check).toContainText('Blank — Blank NTAG215: nothing written on it yet.');
+  // What protects it: an NTAG21x with no mirror, never written by this organization.
+  await expect(check.locator('[data-tag-protection]')).toHaveAttribute('data-tag-protection', 'ntag21x');
+  await expect(check).toContainText('NTAG21x mirror and password — No UID + counter mirror; not written by this organization, so its password state is unknown.');
   await blank.remove();
   await expect(check).toHaveAttribute('data-tag-check', 'none');
 

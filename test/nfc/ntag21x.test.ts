@@ -105,6 +105,10 @@ describe.skipIf(skip !== null)('NTAG21x mirror and password (pcscd + vpcd + virt
     // The protected tag: rewriting it for another node authenticates with its password first.
     await tags[0]!.insert(sandbox.endpoint(0));
     await until('tag seen', async () => (await api('GET', '/nfc/status')).body.data.reader.cards.length === 1);
+    // Check mode shows its protection: the mirror with its own UID and counter, our password.
+    const checked = (await until('tag read', async () => (await api('GET', '/nfc/tag')).body.data)).protection;
+    expect(checked).toMatchObject({ kind: 'ntag21x', mirror: true, verifies: true, password: true, key_version: null, counter: expect.any(Number) });
+    expect(checked.message).toMatch(/UID \+ counter mirror on .*password-protected with this organization’s password/);
     const rewritten = await api('POST', '/nfc/write', { slug: nodes[1]!.slug, reassign: true, protect: true, mirror: true });
     expect(rewritten.status).toBe(200);
     expect(rewritten.body.data).toMatchObject({ protected: true, mirror: true, reassigned_from: row!.slug });

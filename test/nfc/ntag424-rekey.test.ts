@@ -68,6 +68,8 @@ describe.skipIf(skip !== null)('NTAG 424 DNA: single write and re-keying after a
     expect(first.body.data).toMatchObject({ slug: nodes[0]!.slug, hardware_id: uidOf(tag), protection: 'ntag424_sun', key_version: 1, recognised: false, apdus: 17 });
     expect(tag.keys).toEqual(ntag424KeySet(MASTER_V1, tag.uid).keys);
     expect((await api('GET', `/nodes/${nodes[0]!.slug}`)).body.data).toMatchObject({ hardware_id: uidOf(tag), status: 'active' });
+    // Check mode after the write: its verify read's mirror checked with version 1.
+    expect((await api('GET', '/nfc/tag')).body.data.protection).toMatchObject({ kind: 'ntag424_sun', mirror: true, verifies: true, key_version: 1, rekey_due: false });
     await lift(tag);
     const tappedWithV1 = decodeUriMessage(tag.tap())!;
     await scan(tappedWithV1);
@@ -90,9 +92,12 @@ describe.skipIf(skip !== null)('NTAG 424 DNA: single write and re-keying after a
     expect(await sources(nodes[0]!.id)).toEqual(['nfc_verified', 'nfc_verified']);
     expect(await tapProofTags(nodes[0]!.slug)).toMatchObject([{ key_version: 1 }]);
 
-    // Written again: re-keyed from v1's keys to v2's, the binding moved to version 2.
+    // Written again: re-keyed from v1's keys to v2's, the binding moved to version 2. Check mode first says it is due.
     const before = tag.stats.apdus;
     await place(tag);
+    const checked = (await api('GET', '/nfc/tag')).body.data.protection;
+    expect(checked).toMatchObject({ kind: 'ntag424_sun', mirror: true, verifies: true, key_version: 1, rekey_due: true, counter: expect.any(Number) });
+    expect(checked.message).toMatch(/master key version 1 .*Version 2 is current: writing it again re-keys it/);
     const rekeyed = await api('POST', '/nfc/write', { slug: nodes[0]!.slug });
     expect(rekeyed.status, JSON.stringify(rekeyed.body)).toBe(200);
     // 6 to detect (SDM on: GetKeyVersion of key 0 too), 2 authentication (v1's key 0), 4 GetKeyVersion, 5 ChangeKey, 2 to verify.
@@ -106,6 +111,18 @@ describe.skipIf(skip !== null)('NTAG 424 DNA: single write and re-keying after a
     // A URL the tag MACed with its v1 keys is refused now.
     await scan(tappedWithV1);
     expect((await sources(nodes[0]!.id)).slice(2)).toEqual(['nfc_verified', 'nfc_unverified']);
+
+    // Check mode on a tag keyed from another master key with this node's URL: it does not verify.
+    const strangerUid = Buffer.from('04C0FFEE123456', 'hex');
+    const stranger = new VirtualNtag424({ uid: strangerUid, keys: ntag424KeySet(Buffer.alloc(16, 7), strangerUid).keys });
+    stranger.ndefFile.data.set(tag.ndefFile.data);
+    stranger.ndefFile.settings = { ...tag.ndefFile.settings };
+    stranger.keyVersions.fill(1);
+    await place(stranger);
+    const foreign = (await api('GET', '/nfc/tag')).body.data.protection;
+    expect(foreign).toMatchObject({ kind: 'ntag424_sun', mirror: true, verifies: false, key_version: 1 });
+    expect(foreign.message).toMatch(/do not verify with this organization’s keys/);
+    await lift(stranger);
 
     // Interrupted: pulled instead of changing key 3, so keys 1 and 2 are v2's, 3, 4 and 0 still v1's.
     second.pullAt(isChangeKey(3));

@@ -88,8 +88,8 @@ function ReaderCard({ reader }: { reader: Status['reader'] }) {
 
 /**
  * Check mode: with no session running, a tag placed on the reader is read and shown: the node
- * whose URL it holds (label, serial, status), blank, or another URL; warnings such as two tags
- * with one URL.
+ * whose URL it holds (label, serial, status), blank, or another URL; what protects it and whether
+ * that checks for this organization; warnings such as two tags with one URL.
  */
 function TagCheck({ tag, reader }: { tag: TagReading | null; reader: Status['reader'] }) {
   if (readerUnusable(reader)) return null;
@@ -122,6 +122,11 @@ function TagCheck({ tag, reader }: { tag: TagReading | null; reader: Status['rea
                 </>
               ) : null}
             </p>
+            {tag.protection ? (
+              <p data-tag-protection={tag.protection.kind} data-verifies={tag.protection.verifies === null ? 'n/a' : String(tag.protection.verifies)}>
+                <strong>{PROTECTION_TITLE[tag.protection.kind]}</strong> — {tag.protection.message}
+              </p>
+            ) : null}
             {tag.warning ? <Notice kind="warning">{tag.warning}</Notice> : null}
           </>
         )}
@@ -129,6 +134,12 @@ function TagCheck({ tag, reader }: { tag: TagReading | null; reader: Status['rea
     </Card>
   );
 }
+
+const PROTECTION_TITLE: Record<NonNullable<TagReading['protection']>['kind'], string> = {
+  none: 'No tap proof',
+  ntag424_sun: 'NTAG 424 DNA secure messages',
+  ntag21x: 'NTAG21x mirror and password',
+};
 
 const CHECK_TITLE: Record<TagReading['content'], string> = {
   node: 'Written',

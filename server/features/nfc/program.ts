@@ -101,7 +101,12 @@ export interface TagInfo {
   /** What the tag holds, read at inspection (formatted tags only). */
   content?: TagContent;
   /** For an NTAG 424 DNA: SDM (secure unique messages) already on, and key 0's version then. */
-  ntag424?: { sdm: boolean; keyVersion: number | null };
+  ntag424?: {
+    sdm: boolean;
+    keyVersion: number | null;
+    /** Set by the parent after a write on this presentation: the SDMReadCtr its verify read mirrored (check mode). */
+    verifiedCounter?: number;
+  };
 }
 
 /** A tag's NDEF content: nothing (blank), a URI record, or something else. */

@@ -21,6 +21,7 @@ import { ntag424KeySet, SUN_URL_TEMPLATE_SUFFIX } from './ntag424/index.ts';
 import { NTAG424_TYPE, ntag424Messages } from './ntag424-program.ts';
 import { mirrorUrl, unmirrored } from './ntag21x.ts';
 import { NfcError, type NfcErrorCode, type TagInfo } from './program.ts';
+import { protectionReading, type SunCheckOf, type TagProtectionReading } from './protectionReading.ts';
 import type { CardOnReader, Ntag424KeysHex } from './protocol.ts';
 import type { ItemRow, NfcRepo, SessionRow } from './repo.ts';
 import type { TagPasswords } from './tagPasswords.ts';
@@ -53,6 +54,10 @@ export interface NfcTagKeys {
   current(orgId: string): { version: number; key: Buffer };
   /** An older version of it (to re-key a tag keyed from that version), or null when the store has no such version. */
   version(orgId: string, version: number): { version: number; key: Buffer } | null;
+  /** The current version's number, null when the organization has no master key yet (creates none: check mode). */
+  currentVersion(orgId: string): number | null;
+  /** The scan-time SUN check without the replay guard (check mode: nothing claimed or stored). */
+  checkSun: SunCheckOf;
   /** Records the personalised tag (UID as upper-case hex, key version) in the caller's transaction. */
   register(tx: Executor, tag: { org_id: string; uid: string; node_id: string; key_version: number }): Promise<void>;
 }
@@ -98,6 +103,8 @@ export interface TagReading {
   message: string;
   /** Something to act on: two tags with one URL, a tag bound to a node it does not hold, … */
   warning: string | null;
+  /** What protects the tag and whether it checks for this organization; null for a card that cannot be used. */
+  protection: TagProtectionReading | null;
 }
 
 export interface TagWritten {
@@ -578,6 +585,7 @@ export class NfcService {
       const ms = performance.now() - t0;
       // What the tag holds now (the bridge's card entry is this object: GET /nfc/tag sees it too).
       info.content = { kind: 'uri', url };
+      if (dna && keys) info.ntag424 = { sdm: true, keyVersion: keys.version, ...(outcome.readCounter !== undefined ? { verifiedCounter: outcome.readCounter } : {}) };
       const written = await this.commit(orgId, target, {
         uid: info.uid,
         url,
@@ -676,6 +684,7 @@ export class NfcService {
       bound_to: boundRow ? brief(boundRow) : null,
       message: '',
       warning: null,
+      protection: await this.protectionOf(orgId, info, url),
     };
     const readOnly = info.readOnly ? ' (read-only)' : '';
     switch (reading.content) {
@@ -704,6 +713,18 @@ export class NfcService {
       reading.warning = `This tag is bound to ${nameOf(boundRow)} but does not hold its URL: write it again for ${nameOf(boundRow)}.`;
     }
     return reading;
+  }
+
+  private async protectionOf(orgId: string, info: TagInfo, url: string | null): Promise<TagProtectionReading | null> {
+    const keys = this.deps.tagKeys;
+    const dna = info.type === NTAG424_TYPE;
+    const last = dna ? undefined : await this.deps.repo.lastWriteOfTag(this.db, orgId, info.uid);
+    return protectionReading(info, url, {
+      orgId,
+      checkSun: keys ? keys.checkSun : null,
+      currentKeyVersion: dna && keys ? keys.currentVersion(orgId) : null,
+      lastWrite: last ? { protected: last.protected === 1 } : undefined,
+    });
   }
 
   /** Binds the written tag to its node (releasing it from another node) in one transaction. */

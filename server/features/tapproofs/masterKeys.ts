@@ -66,6 +66,12 @@ export class MasterKeys {
     return this.rotate(kind, orgId);
   }
 
+  /** The current version's number (read from the store), null when there is none yet: creates nothing. */
+  currentVersion(kind: string, orgId: string): number | null {
+    const stored = this.read(this.secretName(kind, orgId));
+    return stored && stored.keys[String(stored.current)] ? stored.current : null;
+  }
+
   /** One stored version (read from the store, not the cache: a re-key must not miss a version just added), or null. */
   version(kind: string, orgId: string, version: number): MasterKeyVersion | null {
     const hex = this.read(this.secretName(kind, orgId))?.keys[String(version)];

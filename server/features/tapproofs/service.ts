@@ -1,7 +1,7 @@
 import type { Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { TapClaim } from './claim.ts';
-import type { TapProofKind } from './registry.ts';
+import type { TapProofCheck, TapProofKind } from './registry.ts';
 import { TapProofRepo, type TapProofPolicy, type TapProofTagRow } from './repo.ts';
 
 export interface TapProofDeps {
@@ -43,6 +43,11 @@ export class TapProofService {
     return result.ok
       ? { ...base, uid: result.uid, counter: result.counter, key_version: result.keyVersion, reason: null }
       : { ...base, uid: result.uid ?? null, counter: result.counter ?? null, key_version: null, reason: result.reason };
+  }
+
+  /** One kind's check alone (check mode: no replay guard, nothing stored); null for a kind this instance does not know. */
+  checkKind(kind: string, orgId: string, query: URLSearchParams): TapProofCheck | null {
+    return this.deps.kinds.find((k) => k.kind === kind)?.check(orgId, query) ?? null;
   }
 
   /** Registers a personalised tag for a node, in the caller's transaction (personalisation). */
