@@ -12,6 +12,7 @@ import { systemClock } from './platform/clock.ts';
 import { keepRunningWhenOutputFails } from './platform/output.ts';
 import { FileSecretStore } from './platform/secrets.ts';
 import { MasterKeys, NTAG424_KIND } from './features/tapproofs/index.ts';
+import { TagPasswords } from './features/nfc/index.ts';
 import { AppError } from './platform/errors.ts';
 import { PLANS, type Plan } from './schemas/common.ts';
 import { startServer } from './serve.ts';
@@ -245,15 +246,18 @@ org
 const tapKeys = program.command('tap-keys').description('master keys of NFC tap proofs (NTAG 424 DNA, docs/nfc.md "Keys")');
 tapKeys
   .command('rotate')
-  .description('add a new random master key version and make it current; tags keyed from older versions keep verifying')
+  .description('add a new random master key version and make it current; tags keyed from older versions keep verifying and are re-keyed when written again')
   .requiredOption('--org <id>', 'organization id (waymark org list)')
+  .addOption(new Option('--kind <kind>', 'ntag424: the NTAG 424 DNA master key; ntag21x: the NTAG21x password master key').choices(['ntag424', 'ntag21x']).default('ntag424'))
   .addOption(dataOption())
   .addOption(new Option('--tap-proof-keys <file>', 'the key file given to `serve --tap-proof-keys` (default: <data>/secrets.json)').env('WAYMARK_TAP_PROOF_KEYS'))
-  .action((opts: { org: string; data: string; tapProofKeys?: string }) => {
+  .action((opts: { org: string; kind: 'ntag424' | 'ntag21x'; data: string; tapProofKeys?: string }) => {
     const file = opts.tapProofKeys ?? join(opts.data, 'secrets.json');
-    const { version } = new MasterKeys(new FileSecretStore(file)).rotate(NTAG424_KIND, nonBlank(opts.org, '--org'));
+    const org = nonBlank(opts.org, '--org');
+    const store = new FileSecretStore(file);
+    const version = opts.kind === 'ntag21x' ? new TagPasswords(store).rotate(org) : new MasterKeys(store).rotate(NTAG424_KIND, org).version;
     // The key itself is never printed: it stays in the file.
-    console.log(`Master key version ${version} is now current for organization ${opts.org} in ${file}.`);
+    console.log(`${opts.kind === 'ntag21x' ? 'NTAG21x password master' : 'Master'} key version ${version} is now current for organization ${opts.org} in ${file}.`);
     console.log('Servers read it within 10 s. Older versions stay in the file: keep them while tags keyed from them are in use.');
   });
 

@@ -86,6 +86,8 @@ export interface NfcWrites {
   mirror: Generated<number>;
   node_id: string;
   org_id: string;
+  /** The NTAG21x password master key version a protected tag was written with (null: not protected, or before versions: 1). */
+  password_version: number | null;
   protected: Generated<number>;
   seq: Generated<number>;
   session_id: string | null;

@@ -2,10 +2,17 @@
 // tag with its mirror, NFC counter and PWD_AUTH): a batch session mirrors and protects its tags,
 // phone taps of a tag scan as counted evidence, a replayed URL is refused under the node's
 // 'refuse' policy, and a tag protected by someone else is refused with the reason.
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeUriMessage } from '../../server/features/nfc/ndef.ts';
 import { MIRROR_PLACEHOLDER } from '../../server/features/nfc/ntag21x.ts';
+import { TagPasswords } from '../../server/features/nfc/tagPasswords.ts';
+import { FileSecretStore } from '../../server/platform/secrets.ts';
 import type { RunningServer } from '../../server/serve.ts';
+import { rows } from '../support/rows.ts';
+import { repoRoot } from '../support/server.ts';
 import { nfcSkipReason, type PcscSandbox } from './harness.ts';
 import { manifest, type NfcTestServer, openEvents, readyBatch, startNfcTestServer, until, type Api } from './support.ts';
 import { VirtualTag } from './virtual-tag.ts';
@@ -116,6 +123,39 @@ describe.skipIf(skip !== null)('NTAG21x mirror and password (pcscd + vpcd + virt
     await lift(tags[0]!);
   });
 
+  it('after tap-keys rotate --kind ntag21x, a rewrite authenticates with the version the tag was protected with and moves it to the new one', async () => {
+    const batch = await readyBatch(api, 'ROT', 1);
+    const [row] = (await manifest(api, batch.id)).nodes;
+    const tag = new VirtualTag({ model: 'NTAG213' });
+    const pwdOnTag = () => tag.memory.subarray(0x2b * 4, 0x2b * 4 + 4).toString('hex'); // NTAG213: PWD at page 2Bh
+    const passwords = new TagPasswords(new FileSecretStore(join(nfc.dataDir, 'secrets.json')));
+    const passwordVersions = async () =>
+      (await rows<{ password_version: number | null }>(server.store, 'SELECT password_version FROM nfc_writes WHERE uid = ? ORDER BY seq', uidOf(tag))).map((r) => r.password_version);
+    await tag.insert(sandbox.endpoint(0));
+    await until('tag seen', async () => (await api('GET', '/nfc/status')).body.data.reader.cards.length === 1);
+    expect((await api('POST', '/nfc/write', { slug: row!.slug, protect: true })).body.data).toMatchObject({ protected: true });
+    const v1 = passwords.currentVersion(nfc.orgId)!;
+    expect(pwdOnTag()).toBe(passwords.passwordFor(nfc.orgId, uidOf(tag), { version: v1 })!.pwd);
+
+    // Not execFileSync: the in-process server (and its bridge watchdog) must keep running meanwhile.
+    const { stdout: out } = await promisify(execFile)(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'tap-keys', 'rotate', '--kind', 'ntag21x', '--org', nfc.orgId, '--data', nfc.dataDir], { encoding: 'utf8' });
+    expect(out).toMatch(new RegExp(`NTAG21x password master key version ${v1 + 1} is now current`));
+    const v2 = passwords.passwordFor(nfc.orgId, uidOf(tag))!;
+    expect(v2.version).toBe(v1 + 1);
+    expect(v2.pwd).not.toBe(pwdOnTag());
+
+    // Rewritten: PWD_AUTH with its v1 password (no failed attempt), then protected with v2's.
+    for (const expected of [v2.pwd, v2.pwd]) {
+      const r = await api('POST', '/nfc/write', { slug: row!.slug, protect: true });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.data).toMatchObject({ protected: true });
+      expect(pwdOnTag()).toBe(expected);
+    }
+    expect(tag.failedAuths).toEqual([]);
+    expect(await passwordVersions()).toEqual([v1, v2.version, v2.version]);
+    await lift(tag);
+  });
+
   it('refuses a tag protected with another password, saying why, and writes nothing', async () => {
     const batch = await readyBatch(api, 'FOR', 1);
     const [row] = (await manifest(api, batch.id)).nodes;
@@ -134,3 +174,7 @@ describe.skipIf(skip !== null)('NTAG21x mirror and password (pcscd + vpcd + virt
     await lift(foreign);
   });
 });
+
+function uidOf(tag: VirtualTag): string {
+  return [...tag.uid].map((b) => b.toString(16).toUpperCase().padStart(2, '0')).join(':');
+}

@@ -4,8 +4,9 @@
 // written again, which re-keys it to the new version (keys changed from the old diversified keys,
 // tap_proof_tags moved, taps verified with the new keys); a re-key interrupted with keys partly
 // changed resumes on the next presentation.
-import { execFileSync } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeUriMessage } from '../../server/features/nfc/ndef.ts';
 import { ntag424KeySet } from '../../server/features/nfc/ntag424/index.ts';
@@ -82,7 +83,8 @@ describe.skipIf(skip !== null)('NTAG 424 DNA: single write and re-keying after a
     await lift(second);
 
     // Rotation with the CLI, on the server's own key file.
-    const out = execFileSync(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'tap-keys', 'rotate', '--org', orgId, '--data', nfc.dataDir], { encoding: 'utf8' });
+    // Not execFileSync: the in-process server (and its bridge watchdog) must keep running meanwhile.
+    const { stdout: out } = await promisify(execFile)(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'tap-keys', 'rotate', '--org', orgId, '--data', nfc.dataDir], { encoding: 'utf8' });
     expect(out).toMatch(/Master key version 2 is now current/);
     const v2 = server.app.services.tapProofKeys.current(NTAG424_KIND, orgId);
     expect(v2.version).toBe(2);

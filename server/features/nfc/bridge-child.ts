@@ -153,7 +153,7 @@ async function handleWrite(msg: Extract<ToChild, { type: 'write' }>): Promise<vo
       try {
         const tx = transmitFor(entry.reader);
         if (entry.snapshot.ntag424) return await personalise(tx, entry.snapshot, msg);
-        return msg.verifyOnly ? await verifyUriOnTag(tx, entry.snapshot, msg.url) : await writeUriToTag(tx, entry.snapshot, msg.url, { lock: msg.lock, mirror: msg.mirror, protect: msg.protect, password: msg.password, configured: msg.configured });
+        return msg.verifyOnly ? await verifyUriOnTag(tx, entry.snapshot, msg.url) : await writeUriToTag(tx, entry.snapshot, msg.url, { lock: msg.lock, mirror: msg.mirror, protect: msg.protect, password: msg.password, newPassword: msg.newPassword, configured: msg.configured });
       } catch (err) {
         // After a failed write what we know of the tag is stale: inspect again on the next presentation.
         if (err instanceof NfcError && err.code === 'tag_removed') entry.snapshot = null;

@@ -23,7 +23,7 @@ export interface BridgeStatus {
   generation: number;
 }
 
-export interface WriteRequest extends Pick<WriteOptions, 'mirror' | 'protect' | 'password' | 'configured'> {
+export interface WriteRequest extends Pick<WriteOptions, 'mirror' | 'protect' | 'password' | 'newPassword' | 'configured'> {
   url: string;
   lock?: boolean;
   /** Only read the tag back and compare with `url` (it already holds it): nothing is written. */
@@ -151,6 +151,7 @@ export class NfcBridge extends EventEmitter implements NfcDevice {
         mirror: request.mirror,
         protect: request.protect,
         password: request.password,
+        newPassword: request.newPassword,
         configured: request.configured,
         reader: request.reader,
         expectUid: request.expectUid,

@@ -83,7 +83,9 @@ for (const { dialect, skip } of backends) {
       ]);
       expect((await nfc.session(orgId)) ?? null).toBeNull(); // completed
       // The password is derived from the organization's master key in the secret store, never stored per tag.
-      const master = secrets.get(masterKeySecretName(orgId))!;
+      const stored = JSON.parse(secrets.get(masterKeySecretName(orgId))!) as { current: number; keys: Record<string, string> };
+      expect(stored.current).toBe(1);
+      const master = stored.keys['1']!;
       expect(master).toMatch(/^[0-9a-f]{64}$/);
       const dump = JSON.stringify(await store.db.selectFrom('nfc_writes').select(['uid', 'url', 'mirror', 'protected']).execute());
       const pwd = derivePassword(Buffer.from(master, 'hex'), written[0]!.hardware_id).pwd;

@@ -276,6 +276,8 @@ export interface WriteOptions {
   protect?: boolean | undefined;
   /** This tag's password (derived by the server): authenticates a protected tag before rewriting it. */
   password?: { pwd: string; pack: string } | undefined;
+  /** The password to protect it with when it differs from `password` (a newer master key version); default `password`. */
+  newPassword?: { pwd: string; pack: string } | undefined;
   /** The server wrote this tag protected or mirrored before: read its configuration first. */
   configured?: boolean | undefined;
 }
@@ -319,8 +321,10 @@ export async function writeUriToTag(tx: Transmit, snapshot: TagSnapshot, url: st
   const tlv = ndefTlv(message, cc.dataAreaBytes);
   const mirror = options.mirror ? mirrorPosition(tlv) : null;
   if (options.mirror && !mirror) throw new NfcError('io_error', 'The URL has no mirror placeholder.');
-  const password = options.password ? { pwd: Buffer.from(options.password.pwd, 'hex'), pack: Buffer.from(options.password.pack, 'hex') } : null;
-  if (options.protect && !password) throw new NfcError('io_error', 'No password to protect the tag with.');
+  const asBytes = (p: { pwd: string; pack: string } | undefined) => (p ? { pwd: Buffer.from(p.pwd, 'hex'), pack: Buffer.from(p.pack, 'hex') } : null);
+  const password = asBytes(options.password);
+  const newPassword = asBytes(options.newPassword) ?? password;
+  if (options.protect && !newPassword) throw new NfcError('io_error', 'No password to protect the tag with.');
   const counter: ApduCounter = { apdus: 0 };
 
   // The configuration is read only when it matters (mirror or password asked, or set by an
@@ -369,15 +373,16 @@ export async function writeUriToTag(tx: Transmit, snapshot: TagSnapshot, url: st
     const { cfg0, cfg1 } = configBytes({ mirror, protect: isProtected });
     // PWD and PACK before AUTH0, so the protection starts with the right password in place.
     if (isProtected) {
-      await writePage(tx, cfgPage + 2, password!.pwd, counter);
-      await writePage(tx, cfgPage + 3, Buffer.concat([password!.pack, Buffer.alloc(2)]), counter);
+      await writePage(tx, cfgPage + 2, newPassword!.pwd, counter);
+      await writePage(tx, cfgPage + 3, Buffer.concat([newPassword!.pack, Buffer.alloc(2)]), counter);
     }
     await writePage(tx, cfgPage + 1, cfg1, counter);
     await writePage(tx, cfgPage, cfg0, counter);
     const back = await readPages(tx, cfgPage, counter);
     if (!back.subarray(0, 4).equals(cfg0) || back[4] !== cfg1[0]) throw new NfcError('config_failed', messages.configFailed);
     // The password itself reads back as zeros: a PWD_AUTH proves it (a wrong one would lose the tag).
-    if (isProtected && !wasProtected && !(await passwordAuth(tx, password!, counter))) throw new NfcError('config_failed', messages.configFailed);
+    const passwordChanged = !wasProtected || !password || !newPassword!.pwd.equals(password.pwd);
+    if (isProtected && passwordChanged && !(await passwordAuth(tx, newPassword!, counter))) throw new NfcError('config_failed', messages.configFailed);
     if (mirror || !verified) await verifyTlv(tx, tlv, counter, mask, mirror ? info.uid : undefined);
   }
 

@@ -25,7 +25,7 @@ export type ToChild =
       expectUid?: string | undefined;
       /** For an NTAG 424 DNA: its five per-tag keys (hex) and their version. Never logged. */
       ntag424?: Ntag424KeysHex | undefined;
-    } & Pick<WriteOptions, 'mirror' | 'protect' | 'password' | 'configured'>)
+    } & Pick<WriteOptions, 'mirror' | 'protect' | 'password' | 'newPassword' | 'configured'>)
   | { type: 'feedback'; reader: string; ok: boolean }
   | { type: 'shutdown' };
 

@@ -38,11 +38,13 @@ export interface WriteLogRow {
   locked: number;
   mirror: number;
   protected: number;
+  /** The NTAG21x password master key version of a protected write (null: not protected, or written before versions: 1). */
+  password_version: number | null;
   written_at: string;
 }
 
 const SESSION_COLUMNS = ['id', 'org_id', 'batch_id', 'status', 'lock_tags', 'allow_reassign', 'mirror_tags', 'protect_tags', 'started_at', 'updated_at', 'ended_at'] as const;
-const WRITE_COLUMNS = ['org_id', 'node_id', 'session_id', 'uid', 'url', 'tag_type', 'locked', 'mirror', 'protected', 'written_at'] as const;
+const WRITE_COLUMNS = ['org_id', 'node_id', 'session_id', 'uid', 'url', 'tag_type', 'locked', 'mirror', 'protected', 'password_version', 'written_at'] as const;
 const ITEM_COLUMNS = ['session_id', 'node_id', 'serial_number', 'state', 'uid', 'attempts', 'last_error', 'updated_at'] as const;
 
 /** SQL for NFC sessions and the tag write log (the only place NFC SQL lives). */
@@ -115,7 +117,10 @@ export class NfcRepo {
   }
 
   /** `mirror` and `protected` default to 0 (a plain tag). */
-  async logWrite(db: Executor, row: Omit<WriteLogRow, 'mirror' | 'protected'> & Partial<Pick<WriteLogRow, 'mirror' | 'protected'>>): Promise<void> {
+  async logWrite(
+    db: Executor,
+    row: Omit<WriteLogRow, 'mirror' | 'protected' | 'password_version'> & Partial<Pick<WriteLogRow, 'mirror' | 'protected' | 'password_version'>>,
+  ): Promise<void> {
     await db.insertInto('nfc_writes').values(row).execute();
   }
 

@@ -567,7 +567,12 @@ export class NfcService {
       // A tag this organization mirrored or protected before has its configuration read first,
       // and any tag may turn out protected: the password is computed from its UID, never stored.
       const before = dna ? undefined : await this.deps.repo.lastWriteOfTag(this.db, orgId, info.uid);
-      const password = dna ? undefined : (this.deps.passwords?.passwordFor(orgId, info.uid, opts.protect) ?? undefined);
+      // A tag protected here authenticates with the master key version it was protected with (1 before versions
+      // existed); any other tag with the current one. Protecting uses the current version (a rotation moves it).
+      const passwords = dna ? undefined : this.deps.passwords;
+      const authVersion = before?.protected === 1 ? (before.password_version ?? 1) : undefined;
+      const password = passwords?.passwordFor(orgId, info.uid, { version: authVersion, create: opts.protect }) ?? undefined;
+      const newPassword = protect ? (passwords?.passwordFor(orgId, info.uid, { create: true }) ?? undefined) : undefined;
       const t0 = performance.now();
       // An NTAG 424 DNA decides itself between personalising and only verifying (its key versions say how far it got).
       const outcome = await device.write({
@@ -579,7 +584,8 @@ export class NfcService {
         ntag424: keys,
         mirror,
         protect,
-        password,
+        password: password && { pwd: password.pwd, pack: password.pack },
+        newPassword: newPassword && { pwd: newPassword.pwd, pack: newPassword.pack },
         configured: before !== undefined && (before.mirror === 1 || before.protected === 1),
       });
       const ms = performance.now() - t0;
@@ -596,6 +602,7 @@ export class NfcService {
         apdus: outcome.inspectApdus + outcome.apdus,
         recognised: outcome.recognised ?? verifyOnly,
         keyVersion: dna ? (keys?.version ?? null) : null,
+        passwordVersion: outcome.protected ? (newPassword?.version ?? null) : null,
         ms,
         sessionId: opts.sessionId,
       });
@@ -731,7 +738,7 @@ export class NfcService {
   private commit(
     orgId: string,
     node: NodeRow,
-    w: { uid: string; url: string; type: string; locked: boolean; mirror: boolean; protected: boolean; apdus: number; recognised: boolean; keyVersion: number | null; ms: number; sessionId: string | null },
+    w: { uid: string; url: string; type: string; locked: boolean; mirror: boolean; protected: boolean; apdus: number; recognised: boolean; keyVersion: number | null; passwordVersion: number | null; ms: number; sessionId: string | null },
   ): Promise<TagWritten> {
     const { repo, nodeService, outbox, store } = this.deps;
     return store.transaction(async (tx) => {
@@ -784,7 +791,7 @@ export class NfcService {
         // The scan-time check needs the tag's UID and key version (tap proofs' table), bound in this same transaction.
         await this.deps.tagKeys!.register(tx, { org_id: orgId, uid: w.uid.replace(/:/g, ''), node_id: next.id, key_version: w.keyVersion });
       }
-      await repo.logWrite(tx, { org_id: orgId, node_id: next.id, session_id: w.sessionId, uid: w.uid, url: w.url, tag_type: w.type, locked: w.locked ? 1 : 0, mirror: w.mirror ? 1 : 0, protected: w.protected ? 1 : 0, written_at: now });
+      await repo.logWrite(tx, { org_id: orgId, node_id: next.id, session_id: w.sessionId, uid: w.uid, url: w.url, tag_type: w.type, locked: w.locked ? 1 : 0, mirror: w.mirror ? 1 : 0, protected: w.protected ? 1 : 0, password_version: w.passwordVersion, written_at: now });
       const session = await repo.activeSession(tx);
       if (session && session.org_id === orgId) {
         const item = await repo.item(tx, session.id, next.id);
