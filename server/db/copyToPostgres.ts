@@ -40,6 +40,7 @@ export const COPY_ORDER = [
   'scan_visitor_hours',
   'scan_rule_visitor_hours',
   'scan_org_visitor_days',
+  'scan_org_days',
   'scan_salt',
   'scan_cache_epoch',
   'outbox_events',

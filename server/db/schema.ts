@@ -273,6 +273,15 @@ export interface ScanNodeDays {
   node_id: string;
   org_id: string;
   scans: number;
+  /** Distinct visitor keys of the day (migration 081). */
+  visitors: Generated<number>;
+}
+
+/** An organization's distinct visitor keys per day (migration 081). */
+export interface ScanOrgDays {
+  day: number;
+  org_id: string;
+  visitors: number;
 }
 
 export interface ScanRollupState {
@@ -546,6 +555,7 @@ export interface Schema {
   scan_org_visitor_days: ScanOrgVisitorDays;
   scan_rollup_state: ScanRollupState;
   scan_node_days: ScanNodeDays;
+  scan_org_days: ScanOrgDays;
   scan_org_rollups: ScanOrgRollups;
   scan_rollups: ScanRollups;
   scan_rule_visitor_hours: ScanRuleVisitorHours;

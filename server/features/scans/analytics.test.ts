@@ -144,6 +144,70 @@ for (const { dialect, skip } of backends) {
       expect(orgWide.breakdowns.device_type).toEqual([{ value: 'mobile', scans: 2 }]);
       expect(orgWide.top_nodes.map((t) => [t.slug, t.scans])).toEqual([['BBBBBBBB', 2]]);
     });
+
+    it('unique visitors from the per-day counts the fold keeps equal the distinct (day, key) pairs of the raw scans', async () => {
+      const store = await open(dialect);
+      const org = await seedOrg(store);
+      const nodes = [await seedNode(store, org, { slug: 'AAAAAAAA' }), await seedNode(store, org, { slug: 'BBBBBBBB' }), await seedNode(store, org, { slug: 'CCCCCCCC' })];
+      const write = scanWriterFor(store);
+      const analytics = new ScanAnalytics(store, new ManualClock(T0 + 20 * 86_400_000));
+      // 2,400 scans over 12 days from a pool of 30 visitors a day (keys are per day), bots among
+      // them, written and folded in several rounds: a day's visitors reach it in many chunks of
+      // 500, and the same key comes back in a later chunk and on other nodes.
+      let seed = 7;
+      const next = (n: number) => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+        return Math.floor(seed / 65_536) % n;
+      };
+      for (let round = 0; round < 4; round++) {
+        const scans = [];
+        for (let i = 0; i < 600; i++) {
+          const day = next(12);
+          const node = nodes[next(3)] as string;
+          scans.push(scanOf(node, org, { ts: T0 + day * 86_400_000 + next(86_400_000), visitor_hash: `d${day}-v${next(30)}`, is_bot: next(10) === 0 ? 1 : 0 }));
+        }
+        await write(scans);
+        await analytics.caughtUp();
+      }
+      // The answers from the raw scans: distinct (day, key) pairs of human scans, by bucket.
+      const raw = async (nodeId: string | null, fromMs: number, toMs: number, bucketMs: number, offsetMs = 0) => {
+        let q = store.db.selectFrom('scan_events').select(['ts', 'visitor_hash']).where('org_id', '=', org).where('is_bot', '=', 0).where('ts', '>=', fromMs).where('ts', '<', toMs);
+        if (nodeId) q = q.where('node_id', '=', nodeId);
+        const pairs = new Map<number, Set<string>>();
+        const all = new Set<string>();
+        for (const r of await q.execute()) {
+          const key = `${Math.floor(Number(r.ts) / 86_400_000)}|${r.visitor_hash}`;
+          const bucket = Math.floor((Number(r.ts) - fromMs + offsetMs) / bucketMs);
+          if (!pairs.has(bucket)) pairs.set(bucket, new Set());
+          pairs.get(bucket)?.add(key);
+          all.add(key);
+        }
+        const buckets = Math.ceil((toMs - fromMs + offsetMs) / bucketMs);
+        return { total: all.size, series: Array.from({ length: buckets }, (_, b) => pairs.get(b)?.size ?? 0) };
+      };
+      const from = Date.parse('2026-11-21');
+      const to = Date.parse('2026-12-03');
+      for (const nodeId of [...nodes, null]) {
+        const figures = (input: { from: string; to: string; interval: 'hour' | 'day' | 'week' }) =>
+          nodeId ? analytics.forNode({ id: nodeId, slug: 'X' }, input) : analytics.forOrg(org, input);
+        const expected = await raw(nodeId, from, to, 86_400_000);
+        expect(expected.total).toBeGreaterThan(100);
+        const byDay = await figures({ from: '2026-11-21', to: '2026-12-03', interval: 'day' });
+        expect(byDay.totals.unique_visitors).toBe(expected.total);
+        expect(byDay.series.map((b) => b.unique_visitors)).toEqual(expected.series);
+        // Weeks start on Monday: 2026-11-21 is a Saturday, five days into its week.
+        const byWeek = await figures({ from: '2026-11-21', to: '2026-12-03', interval: 'week' });
+        expect(byWeek.totals.unique_visitors).toBe(expected.total);
+        expect(byWeek.series.map((b) => b.unique_visitors)).toEqual((await raw(nodeId, from, to, 7 * 86_400_000, 5 * 86_400_000)).series);
+        // By hour, a range not on whole days: the whole days from the counts, the edges from the key sets.
+        const edgeFrom = Date.parse('2026-11-22T05:00:00Z');
+        const edgeTo = Date.parse('2026-11-26T19:00:00Z');
+        const byHour = await figures({ from: '2026-11-22T05:00:00Z', to: '2026-11-26T19:00:00Z', interval: 'hour' });
+        const hourly = await raw(nodeId, edgeFrom, edgeTo, 3_600_000);
+        expect(byHour.totals.unique_visitors).toBe(hourly.total);
+        expect(byHour.series.map((b) => b.unique_visitors)).toEqual(hourly.series);
+      }
+    });
   });
 }
 

@@ -132,6 +132,25 @@ export class AnalyticsRepo {
       )
       .onConflict((oc) => oc.doNothing())
       .execute();
+    // Each day's count of distinct visitor keys (migration 081), before the keys are added: the
+    // keys of the chunk that the day's set does not hold yet. Exact, as the fold is the only writer
+    // of the sets and folds take turns (the state row's lock on PostgreSQL).
+    await sql`
+      INSERT INTO scan_node_days (node_id, day, org_id, scans, visitors)
+      SELECT k.node_id, k.day, k.org_id, 0, count(*)
+      FROM (SELECT DISTINCT e.node_id, e.ts / ${sql.lit(DAY_MS)} AS day, e.org_id, e.visitor_hash
+            FROM scan_events e WHERE ${inChunk} AND e.is_bot = 0) k
+      WHERE NOT EXISTS (SELECT 1 FROM scan_visitor_days v WHERE v.node_id = k.node_id AND v.day = k.day AND v.visitor_hash = k.visitor_hash)
+      GROUP BY k.node_id, k.day, k.org_id
+      ON CONFLICT (node_id, day) DO UPDATE SET visitors = scan_node_days.visitors + excluded.visitors`.execute(tx);
+    await sql`
+      INSERT INTO scan_org_days (org_id, day, visitors)
+      SELECT k.org_id, k.day, count(*)
+      FROM (SELECT DISTINCT e.org_id, e.ts / ${sql.lit(DAY_MS)} AS day, e.visitor_hash
+            FROM scan_events e WHERE ${inChunk} AND e.is_bot = 0) k
+      WHERE NOT EXISTS (SELECT 1 FROM scan_org_visitor_days v WHERE v.org_id = k.org_id AND v.day = k.day AND v.visitor_hash = k.visitor_hash)
+      GROUP BY k.org_id, k.day
+      ON CONFLICT (org_id, day) DO UPDATE SET visitors = scan_org_days.visitors + excluded.visitors`.execute(tx);
     await tx
       .insertInto('scan_visitor_days')
       .columns(['node_id', 'day', 'visitor_hash'])
@@ -239,8 +258,22 @@ export class AnalyticsRepo {
     return Number(row.n);
   }
 
-  /** Distinct visitor keys in whole hours (hour resolution). */
+  /**
+   * Distinct visitor keys in whole hours (hour resolution). Keys are per day, so the days the
+   * range covers whole are the per-day counts' sum (migration 081) and only the hours of the days
+   * at its edges count keys.
+   */
   async uniqueVisitorsHourly(db: Executor, scope: Scope, fromHour: number, toHour: number): Promise<number> {
+    const firstDay = Math.ceil(fromHour / 24);
+    const endDay = Math.floor(toHour / 24);
+    if (firstDay >= endDay) return this.distinctVisitorsInHours(db, scope, fromHour, toHour);
+    const before = await this.distinctVisitorsInHours(db, scope, fromHour, firstDay * 24);
+    const days = await this.uniqueVisitorsDaily(db, scope, firstDay, endDay);
+    return before + days + (await this.distinctVisitorsInHours(db, scope, endDay * 24, toHour));
+  }
+
+  private async distinctVisitorsInHours(db: Executor, scope: Scope, fromHour: number, toHour: number): Promise<number> {
+    if (fromHour >= toHour) return 0;
     const row = await db
       .selectFrom('scan_visitor_hours')
       .select((eb) => eb.fn.count<number>('visitor_hash').distinct().as('n'))
@@ -251,25 +284,24 @@ export class AnalyticsRepo {
     return Number(row.n);
   }
 
-  /** (day, key) pairs in whole days: keys are per day, so this is a plain count. */
+  /**
+   * Distinct daily visitor keys in whole days: keys are per day, so the sum of each day's count
+   * kept by the fold (migration 081), one row per day whatever the number of scans.
+   */
   async uniqueVisitorsDaily(db: Executor, scope: Scope, fromDay: number, toDay: number): Promise<number> {
-    const row =
-      scope.kind === 'node'
-        ? await db
-            .selectFrom('scan_visitor_days')
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .where('node_id', '=', scope.id)
-            .where('day', '>=', fromDay)
-            .where('day', '<', toDay)
-            .executeTakeFirstOrThrow()
-        : await db
-            .selectFrom('scan_org_visitor_days')
-            .select((eb) => eb.fn.countAll<number>().as('n'))
-            .where('org_id', '=', scope.id)
-            .where('day', '>=', fromDay)
-            .where('day', '<', toDay)
-            .executeTakeFirstOrThrow();
+    const row = await this.visitorDaysOf(db, scope)
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('d.visitors'), eb.lit(0)).as('n'))
+      .where('d.day', '>=', fromDay)
+      .where('d.day', '<', toDay)
+      .executeTakeFirstOrThrow();
     return Number(row.n);
+  }
+
+  /** A node's per-day visitor counts, or its organization's (migration 081). */
+  private visitorDaysOf(db: Executor, scope: Scope) {
+    return scope.kind === 'node'
+      ? db.selectFrom('scan_node_days as d').where('d.node_id', '=', scope.id)
+      : db.selectFrom('scan_org_days as d').where('d.org_id', '=', scope.id);
   }
 
   /** Scans per bucket; `bucketSql` maps `hour` to a bucket number (integer division on both dialects). */
@@ -297,27 +329,13 @@ export class AnalyticsRepo {
     return rows.map((r) => ({ bucket: Number(r.hour), visitors: Number(r.visitors) }));
   }
 
-  /** Visitors per day or week bucket; `bucketSql` maps `day` to a bucket number. */
+  /** Visitors per day or week bucket (sums of the per-day counts); `bucketSql` maps `day` to a bucket number. */
   async seriesVisitorsDaily(db: Executor, scope: Scope, fromDay: number, toDay: number, bucketSql: string): Promise<Array<{ bucket: number; visitors: number }>> {
-    const bucket = sql<number>`${sql.raw(bucketSql)}`;
-    const rows =
-      scope.kind === 'node'
-        ? await db
-            .selectFrom('scan_visitor_days')
-            .select((eb) => [bucket.as('bucket'), eb.fn.countAll<number>().as('visitors')])
-            .where('node_id', '=', scope.id)
-            .where('day', '>=', fromDay)
-            .where('day', '<', toDay)
-            .groupBy(sql.raw(bucketSql))
-            .execute()
-        : await db
-            .selectFrom('scan_org_visitor_days')
-            .select((eb) => [bucket.as('bucket'), eb.fn.countAll<number>().as('visitors')])
-            .where('org_id', '=', scope.id)
-            .where('day', '>=', fromDay)
-            .where('day', '<', toDay)
-            .groupBy(sql.raw(bucketSql))
-            .execute();
+    const rows = await db
+      .selectFrom(this.visitorDaysOf(db, scope).select(['d.day', 'd.visitors']).where('d.day', '>=', fromDay).where('d.day', '<', toDay).as('v'))
+      .select((eb) => [sql<number>`${sql.raw(bucketSql)}`.as('bucket'), eb.fn.sum<number>('v.visitors').as('visitors')])
+      .groupBy(sql.raw(bucketSql))
+      .execute();
     return rows.map((r) => ({ bucket: Number(r.bucket), visitors: Number(r.visitors) }));
   }
 
