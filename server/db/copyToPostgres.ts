@@ -25,6 +25,7 @@ export const COPY_ORDER = [
   'templates',
   'batches',
   'nodes',
+  'node_counts',
   'rules',
   'slugs',
   'slug_blocks',

@@ -278,6 +278,14 @@ export interface ScanNodeDays {
 }
 
 /** An organization's distinct visitor keys per day (migration 081). */
+/** Nodes per (organization, status, function type), kept by triggers (migration 080; deltas on PostgreSQL). */
+export interface NodeCounts {
+  function_type: string;
+  nodes: number;
+  org_id: string;
+  status: string;
+}
+
 export interface ScanOrgDays {
   day: number;
   org_id: string;
@@ -554,6 +562,7 @@ export interface Schema {
   scan_events_by_node: ScanEventsByNode;
   scan_org_visitor_days: ScanOrgVisitorDays;
   scan_rollup_state: ScanRollupState;
+  node_counts: NodeCounts;
   scan_node_days: ScanNodeDays;
   scan_org_days: ScanOrgDays;
   scan_org_rollups: ScanOrgRollups;

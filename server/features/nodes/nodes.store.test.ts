@@ -55,6 +55,45 @@ for (const { dialect, skip } of backends) {
       ]);
     });
 
+    it('the list total comes from the counts every write keeps (migration 080) and equals a count of the nodes for each status and type filter', async () => {
+      const { store, orgId, nodes } = await setup();
+      const other = await insertOrg(store, 'Other');
+      const made = [];
+      for (let i = 0; i < 12; i++) {
+        const org = i % 4 === 0 ? other : orgId;
+        made.push(await nodes.create(org, { label: `n${i}`, function_type: 'redirect', payload: { url: `https://example.com/${i}` }, status: i % 3 === 0 ? 'draft' : 'active' }));
+      }
+      const mine = made.filter((n) => n.org_id === orgId);
+      await nodes.update(orgId, mine[0]!.slug, { status: 'paused' });
+      await nodes.remove(orgId, mine[1]!.slug);
+      // Writes the triggers see around the service: a set-based change of type and a delete.
+      await store.db.updateTable('nodes').set({ function_type: 'vcard' }).where('org_id', '=', orgId).where('status', '=', 'active').execute();
+      await store.db.deleteFrom('nodes').where('id', '=', mine[2]!.id).execute();
+      const check = async () => {
+        for (const org of [orgId, other]) {
+          for (const status of [undefined, 'draft', 'active', 'paused', 'retired'] as const) {
+            for (const type of [undefined, 'redirect', 'vcard'] as const) {
+              let counted = store.db.selectFrom('nodes').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', org);
+              if (status) counted = counted.where('status', '=', status);
+              if (type) counted = counted.where('function_type', '=', type);
+              const expected = Number((await counted.executeTakeFirstOrThrow()).n);
+              const listed = await nodes.list(org, { status, function_type: type, limit: 2, offset: 0 });
+              expect({ org, status, type, total: listed.total }).toEqual({ org, status, type, total: expected });
+              expect(listed.rows.length).toBe(Math.min(2, expected));
+            }
+          }
+        }
+      };
+      await check();
+      expect((await nodes.list(orgId, { limit: 1, offset: 0 })).total).toBe(7);
+      // Many writes: on PostgreSQL each appends deltas, and a list replaces them by their sums.
+      for (let i = 0; i < 40; i++) await nodes.update(orgId, mine[0]!.slug, { status: i % 2 === 0 ? 'active' : 'paused' });
+      await check();
+      const rows = await store.db.selectFrom('node_counts').select((eb) => eb.fn.countAll<number>().as('n')).where('org_id', '=', orgId).executeTakeFirstOrThrow();
+      expect(Number(rows.n)).toBeLessThanOrEqual(6);
+      await check();
+    });
+
     it("an organization's own scan domain replaces the instance default in node URLs and events, and null restores it", async () => {
       const { orgId, nodes, organizations, events, clock } = await setup();
       const other = await insertOrg(t!.store, 'Other');

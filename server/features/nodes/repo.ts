@@ -93,6 +93,11 @@ export interface NodeFilter {
   offset: number;
 }
 
+/** PostgreSQL: count deltas of one organization (summed by every list) before they are compacted. */
+const COUNT_ROWS_BEFORE_COMPACTING = 64;
+/** The first key of the advisory lock a compaction takes (the second: the organization's hash). */
+const COMPACT_LOCK = 0x6e6f6465; // 'node'
+
 /** The only SQL that writes the nodes table (the nodes feature is its one writer). */
 export class NodesRepo {
   private readonly dialect: Dialect;
@@ -195,11 +200,44 @@ export class NodesRepo {
     let query = db.selectFrom('nodes').select(COLUMNS).where(where);
     query = filter.batch_id ? query.orderBy('serial_number', 'asc').orderBy('id', 'asc') : query.orderBy('created_at', 'desc').orderBy('rowid', 'desc');
     const rows = await query.limit(filter.limit).offset(filter.offset).execute();
+    if (filter.batch_id === undefined && filter.q === undefined) {
+      return { rows: rows.map(fromStored), total: await this.countByStatusAndType(db, orgId, filter) };
+    }
     const count = await db
       .selectFrom('nodes')
       .select((eb) => eb.fn.countAll<number>().as('total'))
       .where(where)
       .executeTakeFirstOrThrow();
     return { rows: rows.map(fromStored), total: Number(count.total) };
+  }
+
+  /**
+   * The organization's nodes of a status and/or type from the counts the triggers keep (migration
+   * 080): a few rows, not a count over its nodes. On PostgreSQL the rows are deltas; once an
+   * organization has many, they are replaced by their sums.
+   */
+  private async countByStatusAndType(db: Executor, orgId: string, filter: Pick<NodeFilter, 'status' | 'function_type'>): Promise<number> {
+    let query = db
+      .selectFrom('node_counts')
+      .select((eb) => [eb.fn.coalesce(eb.fn.sum<number>('nodes'), eb.lit(0)).as('total'), eb.fn.countAll<number>().as('rows')])
+      .where('org_id', '=', orgId);
+    if (filter.status) query = query.where('status', '=', filter.status);
+    if (filter.function_type) query = query.where('function_type', '=', filter.function_type);
+    const row = await query.executeTakeFirstOrThrow();
+    if (this.dialect === 'postgres' && Number(row.rows) > COUNT_ROWS_BEFORE_COMPACTING) await this.compactCounts(db, orgId);
+    return Number(row.total);
+  }
+
+  /**
+   * PostgreSQL: replaces an organization's count deltas by one row per key, in one statement (the
+   * deleted rows' sums are inserted back; rows of transactions still running are not seen and
+   * stay). A transaction-level advisory lock keeps two compactions of one organization apart.
+   */
+  private async compactCounts(db: Executor, orgId: string): Promise<void> {
+    await sql`
+      WITH turn AS (SELECT pg_try_advisory_xact_lock(${COMPACT_LOCK}, hashtext(${orgId})) AS mine),
+      gone AS (DELETE FROM node_counts WHERE org_id = ${orgId} AND (SELECT mine FROM turn) RETURNING status, function_type, nodes)
+      INSERT INTO node_counts (org_id, status, function_type, nodes)
+        SELECT ${orgId}, status, function_type, sum(nodes) FROM gone GROUP BY status, function_type HAVING sum(nodes) <> 0`.execute(db);
   }
 }
