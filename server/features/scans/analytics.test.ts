@@ -244,7 +244,7 @@ describe.skipIf(postgresMissing !== null)(`scan analytics with several PostgreSQ
     expect(list.rows.map((r) => r.id).sort((x, y) => x - y)).toEqual([idA, idB]);
   });
 
-  it('several processes writing and folding at once count every scan exactly once', async () => {
+  it('several processes writing and folding at once count every scan exactly once, and every visitor', async () => {
     // Three pools on one database stand for three processes.
     const database = await freshPostgresDatabase();
     const all = await Promise.all([0, 1, 2].map(() => PostgresStore.open(database.url, { poolSize: 4 })));
@@ -257,7 +257,7 @@ describe.skipIf(postgresMissing !== null)(`scan analytics with several PostgreSQ
       let bots = 0;
       const work = all.map(async (_, p) => {
         for (let round = 0; round < 15; round++) {
-          const batch = Array.from({ length: 7 }, (_, i) => scanOf(nodes[(round + i + p) % 3] as string, org, { is_bot: i === 6 ? 1 : 0 }));
+          const batch = Array.from({ length: 7 }, (_, i) => scanOf(nodes[(round + i + p) % 3] as string, org, { is_bot: i === 6 ? 1 : 0, visitor_hash: `v${(round * 7 + i + p) % 11}` }));
           humans += 6;
           bots += 1;
           await Promise.all([(writers[p] as PostgresScanWriter).write(batch), (folders[p] as ScanAnalytics).catchUp()]);
@@ -267,6 +267,14 @@ describe.skipIf(postgresMissing !== null)(`scan analytics with several PostgreSQ
       await Promise.all(folders.map((f) => f.caughtUp()));
       const total = await (folders[1] as ScanAnalytics).forOrg(org, { from: '2026-11-01', to: '2026-12-01' });
       expect(total.totals.scans).toBe(humans);
+      // The per-day visitor counts (migration 081) kept by folds in three processes: the raw scans' distinct keys.
+      const rawVisitors = async (nodeId?: string) => {
+        let q = (all[0] as Store).db.selectFrom('scan_events').select((eb) => eb.fn.count<number>('visitor_hash').distinct().as('n')).where('is_bot', '=', 0);
+        if (nodeId) q = q.where('node_id', '=', nodeId);
+        return Number((await q.executeTakeFirstOrThrow()).n);
+      };
+      expect(total.totals.unique_visitors).toBe(await rawVisitors());
+      for (const n of nodes) expect((await (folders[0] as ScanAnalytics).forNode({ id: n, slug: 'X' }, { from: '2026-11-01', to: '2026-12-01' })).totals.unique_visitors).toBe(await rawVisitors(n));
       const listed = await Promise.all(nodes.map((n) => (folders[2] as ScanAnalytics).listScans(n, { bots: 'include', limit: 1, offset: 0 })));
       expect(listed.reduce((sum, l) => sum + l.total, 0)).toBe(humans + bots);
       const counts = await (all[0] as Store).db.selectFrom('nodes').select((eb) => eb.fn.sum<number>('scan_count').as('n')).executeTakeFirstOrThrow();
