@@ -17,6 +17,7 @@ import { StorageHealth } from './http/storageHealth.ts';
 import { Outbox } from './platform/outbox.ts';
 import { OutboxPruner } from './platform/outboxPruner.ts';
 import { defaultSecretStore, type SecretStore } from './platform/secrets.ts';
+import { InstanceKeys, rootKeyOf, WEBHOOK_DATA_KEY_SECRET } from './platform/instanceKeys.ts';
 import { batchRoutes } from './features/batches/index.ts';
 import { KeysRepo, keyRoutes, KeyService } from './features/keys/index.ts';
 import { importExportRoutes, nodeRoutes } from './features/nodes/index.ts';
@@ -101,6 +102,10 @@ async function createServices(
   tapProofKeys: SecretStore = secrets,
 ) {
   const outbox = new Outbox({ store, clock, subscribed: subscriptionCheck(store.dialect) });
+  // Keys the instance makes for itself: kept in the secret store, or derived from the operator's
+  // root key where processes share a PostgreSQL database (platform/instanceKeys.ts).
+  const rootKey = rootKeyOf(secrets);
+  const webhookCipher = new InstanceKeys(secrets, rootKey).cipher(WEBHOOK_DATA_KEY_SECRET);
   // Sync (pairing, slug leases) comes first: it decides where slugs come from.
   const sync = await createSync({
     store,
@@ -110,6 +115,7 @@ async function createServices(
     dataDir: config.dataDir,
     databaseFile: store instanceof SqliteStore ? store.connection.name : undefined,
     secrets,
+    cipher: webhookCipher,
     config: config.sync,
   });
   const keys = new KeyService(store, new KeysRepo(), clock);
@@ -131,7 +137,7 @@ async function createServices(
       register: (tx, tag) => tapProofs.service.registerTag(tx, { ...tag, kind: NTAG424_KIND }),
     },
     // NTAG21x passwords come from a master key kept beside the tap proof keys.
-    secrets: tapProofKeys,
+    instanceKeys: new InstanceKeys(tapProofKeys, rootKey),
     slugSource: sync.slugSource,
     blockTaken: sync.blockTaken,
     assertCanMint: (count, db) => sync.assertCanMint(db, count),
@@ -147,12 +153,15 @@ async function createServices(
     settings: config.webhooks,
     version: config.version,
     logger,
+    cipher: webhookCipher,
     // A paired site delivers no webhooks: the remote emits the events for what the site pushes,
     // so receivers hear each event once (docs/sync.md).
     enabled: () => sync.site.slugSource() === 'standalone',
     // Pairing is for good (docs/sync.md): a site's own events are never delivered, only pruned.
     neverDelivers: () => sync.site.remoteUrl !== null,
   });
+  // Secrets written in clear before sealing existed are sealed before anything reads them.
+  await webhookFeature.service.sealStoredSecrets();
   const outboxPruner = new OutboxPruner({ store, outbox, clock, logger, options: config.outboxPrune });
   const webhooks = webhookFeature.service;
   const webhookDispatcher = webhookFeature.dispatcher;

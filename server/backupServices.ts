@@ -9,11 +9,15 @@ import type { BackupServices } from './features/backup/index.ts';
 import { createWebhooks, subscriptionCheck } from './features/webhooks/index.ts';
 import { createNodeServices } from './nodeServices.ts';
 import type { Clock } from './platform/clock.ts';
+import { InstanceKeys, rootKeyOf, WEBHOOK_DATA_KEY_SECRET } from './platform/instanceKeys.ts';
 import { Outbox } from './platform/outbox.ts';
+import type { SecretStore } from './platform/secrets.ts';
 
-export function createBackupServices(store: Store, clock: Clock, scanBase: string): BackupServices {
+/** `secrets`: the store the servers of this data use (`--secrets`, or `<data>/secrets.json`): webhooks are sealed under its data key. */
+export function createBackupServices(store: Store, clock: Clock, scanBase: string, secrets: SecretStore): BackupServices {
   const outbox = new Outbox({ store, clock, subscribed: subscriptionCheck(store.dialect) });
   const { nodes, rules, templates, batches } = createNodeServices({ store, clock, outbox, scanBase, apiBase: `${scanBase.replace(/\/+$/, '')}/v1` });
-  const webhooks = createWebhooks({ store, outbox, clock, settings: defaultWebhookSettings, version: VERSION, logger: console }).service;
+  const cipher = new InstanceKeys(secrets, rootKeyOf(secrets)).cipher(WEBHOOK_DATA_KEY_SECRET);
+  const webhooks = createWebhooks({ store, outbox, clock, settings: defaultWebhookSettings, version: VERSION, logger: console, cipher }).service;
   return { nodes, rules, templates, batches, webhooks };
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 import { Command, Option } from 'commander';
 import { VERSION } from './config.ts';
+import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { CopyError, copySqliteToPostgres } from './db/copyToPostgres.ts';
 import { databaseFile, openStore, type OpenedStore } from './db/openStore.ts';
 import type { PostgresStore } from './db/postgresStore.ts';
@@ -10,7 +11,8 @@ import { KeysRepo } from './features/keys/repo.ts';
 import { KeyService } from './features/keys/service.ts';
 import { systemClock } from './platform/clock.ts';
 import { keepRunningWhenOutputFails } from './platform/output.ts';
-import { FileSecretStore } from './platform/secrets.ts';
+import { ROOT_KEY_SECRET, requireRootKey } from './platform/instanceKeys.ts';
+import { defaultSecretStore, FileSecretStore, type SecretStore } from './platform/secrets.ts';
 import { MasterKeys, NTAG424_KIND } from './features/tapproofs/index.ts';
 import { TagPasswords } from './features/nfc/index.ts';
 import { AppError } from './platform/errors.ts';
@@ -27,6 +29,13 @@ const databaseOption = () =>
   new Option('--database <url>', 'PostgreSQL URL (postgres://…): the data lives there instead of <data>/waymark.sqlite (the central tier)').env(
     'WAYMARK_DATABASE',
   );
+const secretsOption = () =>
+  new Option(
+    '--secrets <file>',
+    'the secrets file (JSON, mode 0600) holding the root key every process of a PostgreSQL instance shares (waymark secrets init; docs/deploy.md). Default: <data>/secrets.json',
+  ).env('WAYMARK_SECRETS_FILE');
+/** The secret store of `--secrets`, or the data directory's. */
+const secretStoreOf = (opts: { data: string; secrets?: string | undefined }): SecretStore => (opts.secrets ? new FileSecretStore(opts.secrets) : defaultSecretStore(opts.data));
 // Boolean flags read their WAYMARK_* variable through envFlag, not commander's .env(): commander
 // turns a boolean flag on whenever the variable is set, so WAYMARK_TRUST_PROXY=false enabled it.
 const jsonOption = () => new Option('--json', 'print one JSON line (env: WAYMARK_JSON)');
@@ -91,6 +100,7 @@ program
       'WAYMARK_TAP_PROOF_KEYS',
     ),
   )
+  .addOption(secretsOption())
   .addOption(new Option('--remote <url>', 'pair this site with a remote Waymark instance (docs/sync.md)').env('WAYMARK_REMOTE'))
   .addOption(new Option('--remote-key <key>', 'API key of the organization on the remote').env('WAYMARK_REMOTE_KEY'))
   .action(async (opts: {
@@ -109,6 +119,7 @@ program
     syncRetentionDays: number | string;
     pruneEveryMs?: number;
     tapProofKeys?: string;
+    secrets?: string;
     nfc?: boolean;
     remote?: string;
     remoteKey?: string;
@@ -146,6 +157,7 @@ program
         outboxPrune: { retentionMs: daysToMs(opts.eventRetentionDays), everyMs: opts.pruneEveryMs },
         nfc,
         ...(opts.tapProofKeys ? { tapProofKeys: new FileSecretStore(opts.tapProofKeys) } : {}),
+        secrets: secretStoreOf(opts),
         sync: {
           remoteUrl: opts.remote,
           remoteKey: opts.remoteKey,
@@ -261,6 +273,18 @@ tapKeys
     console.log('Servers read it within 10 s. Older versions stay in the file: keep them while tags keyed from them are in use.');
   });
 
+const secretsCommand = program.command('secrets').description('the secrets file of a PostgreSQL instance (docs/deploy.md)');
+secretsCommand
+  .command('init')
+  .description('write a new secrets file (mode 0600) with a random root key, to give every `serve --database` process with --secrets')
+  .requiredOption('--file <file>', 'where to write it (refused if it exists)')
+  .action((opts: { file: string }) => {
+    if (existsSync(opts.file)) fail(`${opts.file} exists: every process must keep using the same root key (docs/deploy.md)`);
+    new FileSecretStore(opts.file).set(ROOT_KEY_SECRET, randomBytes(32).toString('hex'));
+    // The key itself is never printed: it stays in the file.
+    console.log(`Wrote ${opts.file} with a new root key. Give the same file to every process (--secrets ${opts.file}) and back it up apart from the database.`);
+  });
+
 const keysCommand = program.command('keys').description('API keys');
 keysCommand
   .command('create')
@@ -295,12 +319,13 @@ program
   .requiredOption('--org <id-or-name>', 'organization id, or its exact name (waymark org list)')
   .addOption(dataOption())
   .addOption(databaseOption())
-  .action(async (opts: { org: string; data: string; database?: string }) => {
+  .addOption(secretsOption())
+  .action(async (opts: { org: string; data: string; database?: string; secrets?: string }) => {
     const opened = await openData(opts);
     try {
       const org = await oneOrg(opened, opts.org);
       const { createBackupServices, exportOrganization } = await backupModules();
-      const services = createBackupServices(opened.store, systemClock, defaultScanBase());
+      const services = createBackupServices(opened.store, systemClock, defaultScanBase(), secretStoreOf(opts));
       for await (const chunk of exportOrganization(services, org, new Date())) {
         // Waits while stdout is full: a large organization is written at constant memory.
         if (!process.stdout.write(chunk)) await new Promise((resolve) => process.stdout.once('drain', resolve));
@@ -318,8 +343,9 @@ program
   .addOption(new Option('--scan-base <url>', 'the scan base of the server that will serve this data, for the node URLs in the node.created events').env('WAYMARK_SCAN_BASE'))
   .addOption(dataOption())
   .addOption(databaseOption())
+  .addOption(secretsOption())
   .addOption(jsonOption())
-  .action(async (opts: { org: string; file?: string; scanBase?: string; data: string; database?: string; json?: boolean }) => {
+  .action(async (opts: { org: string; file?: string; scanBase?: string; data: string; database?: string; secrets?: string; json?: boolean }) => {
     const json = opts.json === true || envFlag('WAYMARK_JSON');
     let document: unknown;
     try {
@@ -327,11 +353,14 @@ program
     } catch (err) {
       fail(`cannot read ${opts.file ?? 'stdin'} as JSON: ${err instanceof Error ? err.message : String(err)}`);
     }
+    // The new webhooks are sealed under the servers' data key: on PostgreSQL, the one of the shared root key.
+    const secrets = secretStoreOf(opts);
+    if (opts.database) checkRootKey(secrets);
     const opened = await openData(opts);
     try {
       const org = await oneOrg(opened, opts.org);
       const { createBackupServices, importOrganization, BACKUP_OMITTED } = await backupModules();
-      const services = createBackupServices(opened.store, systemClock, opts.scanBase ?? defaultScanBase());
+      const services = createBackupServices(opened.store, systemClock, opts.scanBase ?? defaultScanBase(), secrets);
       const report = await importOrganization(opened.store, services, org.id, document).catch((err: unknown) => {
         if (!(err instanceof AppError)) fail(`nothing was imported: ${err instanceof Error ? err.message : String(err)}`);
         const details = Object.entries(err.details ?? {}).map(([field, message]) => `\n  ${field}: ${message}`);
@@ -358,8 +387,14 @@ program
   .description('move an instance from its SQLite data directory to an empty PostgreSQL database (docs/deploy.md)')
   .requiredOption('--from-data <dir>', 'the data directory whose waymark.sqlite is copied (stop its server first)')
   .addOption(databaseOption().makeOptionMandatory())
+  .addOption(
+    new Option(
+      '--secrets <file>',
+      "the secrets file the PostgreSQL servers will be given: the data directory's secrets (the webhook data key, NFC master keys) are copied into it, and a root key added if it has none. Default: <from-data>/secrets.json",
+    ).env('WAYMARK_SECRETS_FILE'),
+  )
   .addOption(jsonOption())
-  .action(async (opts: { fromData: string; database: string; json?: boolean }) => {
+  .action(async (opts: { fromData: string; database: string; secrets?: string; json?: boolean }) => {
     checkDatabaseUrl(opts.database);
     const json = opts.json === true || envFlag('WAYMARK_JSON');
     const file = databaseFile(opts.fromData);
@@ -368,10 +403,14 @@ program
     const target = await openData({ data: opts.fromData, database: opts.database });
     try {
       const report = await copySqliteToPostgres(source.sqlite!, (target.store as PostgresStore).pool);
-      if (json) console.log(JSON.stringify(report));
+      // The copied rows are sealed under the data directory's keys: the servers must have them.
+      const secretsFile = opts.secrets ?? join(opts.fromData, 'secrets.json');
+      const secrets = carrySecrets(join(opts.fromData, 'secrets.json'), secretsFile);
+      if (json) console.log(JSON.stringify({ ...report, secrets }));
       else {
         for (const t of report.tables) if (t.rows > 0) console.log(`${t.table}: ${t.rows}`);
-        console.log(`Copied ${report.rows} rows from ${file} to ${target.location}. Start the servers with --database.`);
+        console.log(`Copied ${report.rows} rows from ${file} to ${target.location}.`);
+        console.log(`${secretsFile}: ${secrets.copied} secrets copied${secrets.rootKeyAdded ? ', a root key added' : ''}. Start every server with --database and --secrets ${secretsFile}.`);
       }
     } catch (err) {
       fail(err instanceof CopyError ? err.message : `migration failed, nothing was copied: ${err instanceof Error ? err.message : String(err)}`);
@@ -380,6 +419,33 @@ program
       await source.close();
     }
   });
+
+/** Fails with the reason when `store` has no root key (a CLI command writing sealed rows on PostgreSQL). */
+function checkRootKey(store: SecretStore): void {
+  try {
+    requireRootKey(store);
+  } catch (err) {
+    fail(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/**
+ * Copies every entry of the data directory's secrets file into `to` (entries `to` already has are
+ * kept), and adds a root key if it has none, so keys kept before take precedence over derived ones.
+ */
+function carrySecrets(from: string, to: string): { copied: number; rootKeyAdded: boolean } {
+  const source = existsSync(from) && resolve(from) !== resolve(to) ? (JSON.parse(readFileSync(from, 'utf8')) as Record<string, unknown>) : {};
+  const target = new FileSecretStore(to);
+  let copied = 0;
+  for (const [name, value] of Object.entries(source)) {
+    if (typeof value !== 'string' || target.get(name) !== null) continue;
+    target.set(name, value);
+    copied++;
+  }
+  const rootKeyAdded = target.get(ROOT_KEY_SECRET) === null;
+  if (rootKeyAdded) target.set(ROOT_KEY_SECRET, randomBytes(32).toString('hex'));
+  return { copied, rootKeyAdded };
+}
 
 /** One line saying why the server could not start (a port in use, an unusable data directory or database). */
 function startupError(err: unknown, host: string, port: number, data: string): string {

@@ -6,7 +6,7 @@
 import type { Executor, Store } from './db/store.ts';
 import type { Clock } from './platform/clock.ts';
 import type { Outbox } from './platform/outbox.ts';
-import type { SecretStore } from './platform/secrets.ts';
+import type { InstanceKeys } from './platform/instanceKeys.ts';
 import type { TagProtection } from './schemas/nfc.ts';
 import { BatchGenerator, type BatchGeneratorOptions, BatchesRepo, BatchService, type RemoteSerials } from './features/batches/index.ts';
 import { type NfcDevice, NfcRepo, NfcService, type NfcTagKeys, TagPasswords } from './features/nfc/index.ts';
@@ -30,8 +30,8 @@ export interface NodeServicesDeps {
   nfcDevice?: NfcDevice | null | undefined;
   /** NTAG 424 DNA keys and per-tag state for the NFC feature (the tap proofs feature). */
   nfcTagKeys?: NfcTagKeys | null;
-  /** Where the NFC tag master keys live (NTAG21x passwords); without it tags cannot be protected. */
-  secrets?: SecretStore | undefined;
+  /** The NFC tag master keys (NTAG21x passwords): stored, or derived from the root key; without them tags cannot be protected. */
+  instanceKeys?: InstanceKeys | undefined;
   /** Where slugs come from (sync: a paired site mints only from leases). */
   slugSource?: () => SlugSource;
   blockTaken?: BlockTaken;
@@ -72,7 +72,7 @@ export function createNodeServices(deps: NodeServicesDeps) {
   const nfc = new NfcService({ store, clock, outbox, repo: new NfcRepo(), nodeService: nodes, batchService: batches,
     device: deps.nfcDevice ?? null,
     tagKeys: deps.nfcTagKeys ?? null,
-    passwords: deps.secrets ? new TagPasswords(deps.secrets) : undefined,
+    passwords: deps.instanceKeys ? new TagPasswords(deps.instanceKeys) : undefined,
   });
   return { organizations, slugs, nodes, importer, templates, rules, batches, generator, print, qrStyles, nfc };
 }

@@ -8,7 +8,8 @@ import type { Database } from './db/database.ts';
 import { databaseFile, openStore } from './db/openStore.ts';
 import type { Store } from './db/store.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
-import type { SecretStore } from './platform/secrets.ts';
+import { requireRootKey } from './platform/instanceKeys.ts';
+import { defaultSecretStore, type SecretStore } from './platform/secrets.ts';
 import { NfcBridge, type NfcBridgeOptions } from './features/nfc/bridge.ts';
 import { isDiskFull } from './http/errors.ts';
 import { isLoopbackListen } from './features/webhooks/address.ts';
@@ -43,7 +44,11 @@ export interface ServeOptions {
   consoleDir?: string | undefined;
   /** Pair with a remote instance (`--remote`, `--remote-key`; docs/sync.md). */
   sync?: SyncConfig | undefined;
-  /** Where the remote key of a runtime pairing is kept (default: `<dataDir>/secrets.json`, mode 0600; Electron encrypts). */
+  /**
+   * Where the remote key of a runtime pairing and the instance's own keys are kept (default:
+   * `<dataDir>/secrets.json`, mode 0600; Electron encrypts). On PostgreSQL it must hold the
+   * operator's root key (`--secrets`), the same for every process.
+   */
   secrets?: SecretStore | undefined;
   /** Where tap proof master keys are kept (default: `secrets`); one shared file for every PostgreSQL process. */
   tapProofKeys?: SecretStore | undefined;
@@ -96,6 +101,8 @@ function reachableHost(host: string): string {
 export async function startServer(options: ServeOptions): Promise<RunningServer> {
   const clock = options.clock ?? systemClock;
   const logger = options.logger ?? consoleLogger;
+  const secrets = options.secrets ?? defaultSecretStore(options.dataDir);
+  if (options.database) requireRootKey(secrets);
   const opened = await openStore({ dataDir: options.dataDir, database: options.database });
   const { store, sqlite: db } = opened;
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.httpTimeouts };
@@ -131,7 +138,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     ? new NfcBridge({ log: (m) => logger.info(m), ...(typeof options.nfc === 'object' ? options.nfc : {}) })
     : null;
   nfc?.start();
-  const app = await createApp({ store, clock, config, logger, nfc, ...(options.secrets ? { secrets: options.secrets } : {}), ...(options.tapProofKeys ? { tapProofKeys: options.tapProofKeys } : {}) });
+  const app = await createApp({ store, clock, config, logger, nfc, secrets, ...(options.tapProofKeys ? { tapProofKeys: options.tapProofKeys } : {}) });
   server.on('request', app.handle);
 
   let firstRun: RunningServer['firstRun'];

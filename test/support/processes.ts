@@ -4,7 +4,7 @@ import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { RoundRobinProxy } from './roundRobinProxy.ts';
-import { type ApiResponse, repoRoot, type ServerProcess, spawnServer, tempDataDir } from './server.ts';
+import { type ApiResponse, giveRootKey, repoRoot, type ServerProcess, spawnServer, tempDataDir } from './server.ts';
 import { freshPostgresDatabase } from './stores.ts';
 
 /**
@@ -17,6 +17,8 @@ export interface ServiceProcesses {
   proxy: RoundRobinProxy;
   processes: ServerProcess[];
   databaseUrl: string;
+  /** The secrets file (with the root key) every process is given. */
+  secretsFile: string;
   orgId: string;
   /** A developer-plan key of the organization (made with `waymark org create`). */
   apiKey: string;
@@ -50,13 +52,15 @@ export async function startServiceProcesses(count: number, options: { args?: str
   try {
     const dir = tempDataDir('waymark-processes-');
     dirs.push(dir);
+    // The one secrets file every process is given, as an operator does (docs/deploy.md).
+    const secretsFile = giveRootKey(join(dir, 'shared-secrets.json'));
     const { stdout } = await run(process.execPath, [join(repoRoot, 'server', 'cli.ts'), 'org', 'create', '--name', 'Processes', '--data', dir, '--database', database.url, '--json']);
     const created = JSON.parse(stdout) as { org: { id: string }; api_key: string };
     const cli = (args: string[]) => run(process.execPath, [join(repoRoot, 'server', 'cli.ts'), ...args, '--data', dir, '--database', database.url, '--json']);
     const spawnOne = async () => {
       const data = tempDataDir('waymark-process-');
       dirs.push(data);
-      return spawnServer(data, options.args ?? [], { WAYMARK_NO_NFC: '1', ...options.env }, { database: database.url, startTimeoutMs: START_TIMEOUT_MS });
+      return spawnServer(data, options.args ?? [], { WAYMARK_NO_NFC: '1', WAYMARK_SECRETS_FILE: secretsFile, ...options.env }, { database: database.url, startTimeoutMs: START_TIMEOUT_MS });
     };
     // One after the other: the first applies the migrations, the others find them applied.
     for (let i = 0; i < count; i++) processes.push(await spawnOne());
@@ -67,6 +71,7 @@ export async function startServiceProcesses(count: number, options: { args?: str
       proxy,
       processes,
       databaseUrl: database.url,
+      secretsFile,
       orgId: created.org.id,
       apiKey: created.api_key,
       createOrg: async (name) => {

@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,7 +7,8 @@ import type { Logger } from '../../server/app.ts';
 import { assertContract } from './contract.ts';
 import type { WebhookSettings } from '../../server/config.ts';
 import type { Clock } from '../../server/platform/clock.ts';
-import type { SecretStore } from '../../server/platform/secrets.ts';
+import { ROOT_KEY_SECRET } from '../../server/platform/instanceKeys.ts';
+import { FileSecretStore, type SecretStore } from '../../server/platform/secrets.ts';
 import { type HttpTimeouts, type RunningServer, startServer } from '../../server/serve.ts';
 import { freshPostgresDatabase, migratedPostgresDatabase } from './stores.ts';
 
@@ -34,8 +36,17 @@ export async function databaseFor(dataDir: string, backend: 'sqlite' | 'postgres
   if (!db) {
     db = migratedPostgresDatabase();
     databases.set(dataDir, db);
+    // A server on PostgreSQL needs the operator's root key (docs/deploy.md): this instance keeps its own.
+    giveRootKey(join(dataDir, 'secrets.json'));
   }
   return (await db).url;
+}
+
+/** Puts a new root key in a secrets file that has none (`waymark secrets init` for a file that may exist). */
+export function giveRootKey(file: string): string {
+  const store = new FileSecretStore(file);
+  if (store.get(ROOT_KEY_SECRET) === null) store.set(ROOT_KEY_SECRET, randomBytes(32).toString('hex'));
+  return file;
 }
 
 /** The PostgreSQL database a data directory was given, if any (else it is a SQLite file). */
@@ -58,10 +69,10 @@ export async function copyInstanceData(fromDir: string, toDir: string): Promise<
   await copy;
 }
 
-/** The CLI's options naming an instance's storage: `--database URL` on PostgreSQL, else `--data DIR`. */
+/** The CLI's options naming an instance's storage: `--database URL` and its secrets file on PostgreSQL, else `--data DIR`. */
 export async function storageArgs(dataDir: string): Promise<string[]> {
   const url = await databaseOf(dataDir);
-  return url ? ['--database', url] : ['--data', dataDir];
+  return url ? ['--database', url, '--secrets', join(dataDir, 'secrets.json')] : ['--data', dataDir];
 }
 
 /** Drops the PostgreSQL database of a data directory (no-op on SQLite). */

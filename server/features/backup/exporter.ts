@@ -34,7 +34,7 @@ export async function* exportOrganization(services: BackupServices, org: { id: s
   yield `"templates":${list(ownTemplates)},\n`;
   const ownBatches = (await batches.all(org.id)).sort(byAge).map(({ org_id: _org, ...b }) => b);
   yield `"batches":${list(ownBatches)},\n`;
-  const ownWebhooks = (await webhooks.all(org.id)).sort(byAge).map((w) => ({
+  const ownWebhooks = (await webhooks.endpoints(org.id)).sort(byAge).map((w) => ({
     id: w.id,
     url: w.url,
     events: w.events,

@@ -39,7 +39,7 @@ export async function importOrganization(store: Store, services: BackupServices,
     (await nodes.list(orgId, { limit: 1, offset: 0 })).total > 0 && 'nodes',
     (await templates.all(orgId)).length > 0 && 'templates',
     (await batches.all(orgId)).length > 0 && 'batches',
-    (await webhooks.all(orgId)).length > 0 && 'webhooks',
+    (await webhooks.endpoints(orgId)).length > 0 && 'webhooks',
   ].filter((x) => x !== false);
   if (nonEmpty.length > 0) throw new ConflictError(`organization ${orgId} is not empty (it has ${nonEmpty.join(', ')}): import into a new one (waymark org create)`);
   const batchIds = new Set(doc.batches.map((b) => b.id));

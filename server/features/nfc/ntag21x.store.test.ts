@@ -9,6 +9,7 @@ import { FakeReader } from '../../../test/nfc/fake-reader.ts';
 import { VirtualTag } from '../../../test/nfc/virtual-tag.ts';
 import { backends, insertOrg, nodeServices, openTestStore, type TestStore } from '../../../test/support/nodeStores.ts';
 import { ManualClock } from '../../platform/clock.ts';
+import { InstanceKeys } from '../../platform/instanceKeys.ts';
 import { FileSecretStore } from '../../platform/secrets.ts';
 import { createTapProofs, NTAG21X_KIND } from '../tapproofs/index.ts';
 import { decodeUriMessage } from './ndef.ts';
@@ -41,7 +42,7 @@ for (const { dialect, skip } of backends) {
       const clock = new ManualClock('2026-11-26T08:00:00.000Z');
       const reader = new FakeReader();
       const secrets = new FileSecretStore(join(dir, 'secrets.json'));
-      const services = nodeServices(t.store, clock, { nfcDevice: reader, secrets });
+      const services = nodeServices(t.store, clock, { nfcDevice: reader, instanceKeys: new InstanceKeys(secrets, null) });
       services.nfc.start();
       const orgId = await insertOrg(t.store);
       const { service: tapProofs } = createTapProofs({ store: t.store, clock, keyStore: secrets });

@@ -5,10 +5,12 @@
  * when it is rewritten. The keys live in the secret store (never in the database, an API response
  * or a log), the first one created at first use; `waymark tap-keys rotate --kind ntag21x` adds a
  * version and makes it current (new protections use it; a rewrite of an older tag authenticates
- * with its version and moves it to the current one).
+ * with its version and moves it to the current one). Where processes share a PostgreSQL database,
+ * version 1 is derived from the operator's root key when none is stored (InstanceKeys), so every
+ * process writes a tag with the same password without writing a key.
  */
 import { createHmac, randomBytes } from 'node:crypto';
-import type { SecretStore } from '../../platform/secrets.ts';
+import type { InstanceKeys } from '../../platform/instanceKeys.ts';
 
 /**
  * Secret store entry of an organization's NTAG21x master keys: `{"current": 2, "keys": {"1":
@@ -44,10 +46,10 @@ interface StoredKeys {
 }
 
 export class TagPasswords {
-  private readonly secrets: SecretStore;
+  private readonly keys: InstanceKeys;
 
-  constructor(secrets: SecretStore) {
-    this.secrets = secrets;
+  constructor(keys: InstanceKeys) {
+    this.keys = keys;
   }
 
   /**
@@ -76,13 +78,16 @@ export class TagPasswords {
     const stored = this.read(orgId) ?? { current: 0, keys: {} };
     const version = Math.max(0, ...Object.keys(stored.keys).map(Number)) + 1;
     const keys = { ...stored.keys, [String(version)]: randomBytes(32).toString('hex') };
-    this.secrets.set(masterKeySecretName(orgId), JSON.stringify({ current: version, keys }));
+    this.keys.store.set(masterKeySecretName(orgId), JSON.stringify({ current: version, keys }));
     return version;
   }
 
   private read(orgId: string): StoredKeys | null {
-    const raw = this.secrets.get(masterKeySecretName(orgId));
-    if (raw === null) return null;
+    const raw = this.keys.store.get(masterKeySecretName(orgId));
+    if (raw === null) {
+      const derived = this.keys.derived(masterKeySecretName(orgId));
+      return derived && { current: 1, keys: { '1': derived.toString('hex') } };
+    }
     if (/^[0-9a-f]+$/i.test(raw.trim())) return { current: 1, keys: { '1': raw.trim() } };
     try {
       const parsed = JSON.parse(raw) as StoredKeys;

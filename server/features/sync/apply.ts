@@ -4,6 +4,7 @@ import type { ScanRefusalT, SyncChangeT, SyncScanT } from '../../schemas/sync.ts
 import { newer } from '../../platform/hlc.ts';
 import { addScanCountsInTx } from '../nodes/index.ts';
 import type { ReplicationRepo, Version } from './repo.ts';
+import { SealedFields } from './sealedFields.ts';
 
 /**
  * What travels per entity: the table and the synced columns (the same lists as the capture
@@ -77,10 +78,12 @@ type Value = string | number | null;
 export class ChangeApplier {
   private readonly repo: ReplicationRepo;
   private readonly capture: ChangeCapture;
+  private readonly sealed: SealedFields;
 
-  constructor(repo: ReplicationRepo, capture: ChangeCapture) {
+  constructor(repo: ReplicationRepo, capture: ChangeCapture, sealed: SealedFields = new SealedFields(null)) {
     this.repo = repo;
     this.capture = capture;
+    this.sealed = sealed;
   }
 
   /**
@@ -89,7 +92,8 @@ export class ChangeApplier {
    * `not_applicable`: one bad change must never block the queue behind it.
    */
   async apply(tx: Executor, received: SyncChangeT, ctx: ApplyContext): Promise<void> {
-    const change = settingsOfLocalOrg(received, ctx.orgId);
+    // Secrets arrive in clear and are kept sealed under this side's key (sealedFields.ts).
+    const change = this.sealed.fromWire(settingsOfLocalOrg(received, ctx.orgId));
     try {
       await this.repo.savepoint(tx, () => this.applyOne(tx, change, ctx));
     } catch (err) {

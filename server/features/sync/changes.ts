@@ -19,6 +19,7 @@ import type { TemplateLocks } from './templateLocks.ts';
 import { ClockAheadError } from '../../platform/hlc.ts';
 import type { LeaseRegistry } from './registry.ts';
 import type { OutboxRow, ReplicationRepo, SyncRepo } from './repo.ts';
+import { SealedFields } from './sealedFields.ts';
 
 export class PushGapError extends AppError {
   constructor(expected: number) {
@@ -26,16 +27,18 @@ export class PushGapError extends AppError {
   }
 }
 
-const toChange = (r: OutboxRow): SyncChangeT => ({
-  seq: r.seq,
-  entity: r.entity,
-  entity_id: r.entity_id,
-  op: r.op,
-  fields: JSON.parse(r.fields) as SyncChangeT['fields'],
-  hlc: r.hlc,
-  writer: r.writer,
-  group: r.group_id,
-});
+/** A logged change as it is sent, its sealed secrets opened (sealedFields.ts). */
+const toChange = (r: OutboxRow, sealed: SealedFields): SyncChangeT =>
+  sealed.toWire({
+    seq: r.seq,
+    entity: r.entity,
+    entity_id: r.entity_id,
+    op: r.op,
+    fields: JSON.parse(r.fields) as SyncChangeT['fields'],
+    hlc: r.hlc,
+    writer: r.writer,
+    group: r.group_id,
+  });
 
 /** Extends a page of pending rows (in seq order) so that no transaction group and no batch is cut in two. */
 async function wholeGroups(db: Executor, repo: ReplicationRepo, rows: OutboxRow[], orgId: string): Promise<OutboxRow[]> {
@@ -59,12 +62,14 @@ export class SiteChanges {
   private readonly settings: SyncRepo;
   private readonly capture: ChangeCapture;
   private readonly store: Store;
+  private readonly sealed: SealedFields;
 
-  constructor(store: Store, rows: ReplicationRepo, settings: SyncRepo, capture: ChangeCapture) {
+  constructor(store: Store, rows: ReplicationRepo, settings: SyncRepo, capture: ChangeCapture, sealed: SealedFields = new SealedFields(null)) {
     this.store = store;
     this.rows = rows;
     this.settings = settings;
     this.capture = capture;
+    this.sealed = sealed;
   }
 
   /** Rows of `orgId` (the organization bound to the remote) waiting to be pushed. */
@@ -95,7 +100,7 @@ export class SiteChanges {
     // Rows written before this instance had a writer id (CLI, the snapshot of migration 055) go
     // under the current one: the remote accepts only this site's writer ids.
     const writer = this.capture.writer;
-    return (await wholeGroups(db, this.rows, ready, orgId)).map((r) => toChange(r.writer === UNPAIRED_WRITER ? { ...r, writer } : r));
+    return (await wholeGroups(db, this.rows, ready, orgId)).map((r) => toChange(r.writer === UNPAIRED_WRITER ? { ...r, writer } : r, this.sealed));
   }
 
   /** Scans recorded since the last acknowledged one, with their global ids. */
@@ -174,8 +179,10 @@ export class RemoteChanges {
   private readonly capture: ChangeCapture;
   private readonly now: () => string;
   private feed: string | null = null;
+  private readonly sealed: SealedFields;
 
-  constructor(deps: { store: Store; rows: ReplicationRepo; repo: SyncRepo; registry: LeaseRegistry; applier: ChangeApplier; capture: ChangeCapture; now: () => string }) {
+  constructor(deps: { store: Store; rows: ReplicationRepo; repo: SyncRepo; registry: LeaseRegistry; applier: ChangeApplier; capture: ChangeCapture; now: () => string; sealed?: SealedFields }) {
+    this.sealed = deps.sealed ?? new SealedFields(null);
     this.store = deps.store;
     this.rows = deps.rows;
     this.repo = deps.repo;
@@ -256,7 +263,7 @@ export class RemoteChanges {
     const lastConflict = conflicts.length ? conflicts[conflicts.length - 1]!.id : position.c;
     return {
       // No echoes: the asking writer already has its own changes.
-      changes: rows.filter((r) => r.writer !== writer).map(toChange),
+      changes: rows.filter((r) => r.writer !== writer).map((r) => toChange(r, this.sealed)),
       conflicts: conflicts.map((c) => ({ id: c.id, kind: c.kind, detail: JSON.parse(c.detail_json) as Record<string, unknown>, detected_at: c.detected_at })),
       next_cursor: encodeCursor({ v: 1, feed, seq: end, c: lastConflict }),
       more: end < head || conflicts.length === CONFLICTS_PER_PAGE,

@@ -2,9 +2,11 @@ import { hostname } from 'node:os';
 import { changeCapture } from '../../db/changeCapture.ts';
 import type { Executor, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
+import type { SecretCipher } from '../../platform/secretCipher.ts';
 import type { SecretStore } from '../../platform/secrets.ts';
 import { ChangeApplier } from './apply.ts';
 import { RemoteChanges, SiteChanges } from './changes.ts';
+import { SealedFields } from './sealedFields.ts';
 import type { RemoteApi } from './client.ts';
 import { InstanceIdentity } from './identity.ts';
 import { Pairing, startupClient } from './pairing.ts';
@@ -44,6 +46,8 @@ export interface CreateSyncOptions {
   databaseFile?: string | undefined;
   /** Where a runtime pairing keeps the remote key (pairing.ts). */
   secrets: SecretStore;
+  /** Seals the secrets of synced rows (webhook signing secrets) under this instance's data key. */
+  cipher: SecretCipher;
   config?: SyncConfig | undefined;
 }
 
@@ -53,14 +57,15 @@ export interface CreateSyncOptions {
  * instance-identity check that gives a copied or restored data directory a new incarnation before
  * anything is minted.
  */
-export async function createSync({ store, clock, outbox, logger, dataDir, databaseFile, secrets, config = {} }: CreateSyncOptions) {
+export async function createSync({ store, clock, outbox, logger, dataDir, databaseFile, secrets, cipher, config = {} }: CreateSyncOptions) {
   const repo = new SyncRepo(store.dialect);
   const registry = new LeaseRegistry(store, repo, clock);
   const capture = await changeCapture(store, () => clock.now());
   const rows = new ReplicationRepo(store.dialect);
-  const applier = new ChangeApplier(rows, capture);
-  const changes = new SiteChanges(store, rows, repo, capture);
-  const remoteChanges = new RemoteChanges({ store, rows, repo, registry, applier, capture, now: () => new Date(clock.now()).toISOString() });
+  const sealed = new SealedFields(cipher);
+  const applier = new ChangeApplier(rows, capture, sealed);
+  const changes = new SiteChanges(store, rows, repo, capture, sealed);
+  const remoteChanges = new RemoteChanges({ store, rows, repo, registry, applier, capture, now: () => new Date(clock.now()).toISOString(), sealed });
   const initial = config.client ? { client: config.client, from: 'flag' as const } : await startupClient(store.db, repo, secrets, config);
   const client = initial?.client;
   const site = await SiteSync.open({

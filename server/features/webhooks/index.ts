@@ -8,6 +8,7 @@ import type { WebhookSettings } from '../../config.ts';
 import type { Dialect, Store } from '../../db/store.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { Outbox, SubscriptionCheck } from '../../platform/outbox.ts';
+import type { SecretCipher } from '../../platform/secretCipher.ts';
 import { createPrivateAddressList } from './address.ts';
 import { WebhookDispatcher } from './dispatcher.ts';
 import { registerWebhookMetrics } from './metrics.ts';
@@ -39,6 +40,8 @@ export interface WebhooksDeps {
   /** Sent as the User-Agent's version. */
   version: string;
   logger: { error(message: string, err?: unknown): void };
+  /** Seals the signing secrets in the database (its key is in the secret store, never in the database). */
+  cipher: SecretCipher;
   /** False while delivery is someone else's job (a paired site: the remote delivers). */
   enabled?: () => boolean;
   /**
@@ -53,7 +56,7 @@ export function createWebhooks(deps: WebhooksDeps) {
   const privateList = createPrivateAddressList();
   const service = new WebhookService({
     store: deps.store,
-    repo: new WebhooksRepo(deps.store.dialect),
+    repo: new WebhooksRepo(deps.store.dialect, deps.cipher),
     outbox: deps.outbox,
     clock: deps.clock,
     settings: deps.settings,

@@ -8,6 +8,8 @@ import type { Store } from '../../db/store.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { Outbox } from '../../platform/outbox.ts';
 import { OutboxPruner } from '../../platform/outboxPruner.ts';
+import { InstanceKeys, WEBHOOK_DATA_KEY_SECRET } from '../../platform/instanceKeys.ts';
+import { MemorySecretStore } from '../../platform/secrets.ts';
 import { createWebhooks, subscriptionCheck } from './index.ts';
 
 // The event outbox is pruned once the webhook fan-out (its consumer) is done with an event:
@@ -25,7 +27,7 @@ const backends = [
 /** One "process": an outbox, the webhooks feature registered as its consumer, and a pruner. */
 function instance(store: Store, clock: ManualClock, neverDelivers = false) {
   const outbox = new Outbox({ store, clock, subscribed: subscriptionCheck(store.dialect) });
-  const webhooks = createWebhooks({ store, outbox, clock, settings: defaultWebhookSettings, version: 'test', logger: quiet, neverDelivers: () => neverDelivers });
+  const webhooks = createWebhooks({ store, outbox, clock, settings: defaultWebhookSettings, version: 'test', logger: quiet, cipher: new InstanceKeys(new MemorySecretStore(), null).cipher(WEBHOOK_DATA_KEY_SECRET), neverDelivers: () => neverDelivers });
   const pruner = new OutboxPruner({ store, outbox, clock, logger: quiet, options: { retentionMs: 7 * DAY, chunk: 3 } });
   const record = (type: string, n: number) => store.transaction((tx) => outbox.record(tx, org, type, { n }));
   return { outbox, service: webhooks.service, pruner, record };

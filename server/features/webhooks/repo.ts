@@ -1,6 +1,7 @@
 import type { Database } from 'better-sqlite3';
 import { sql } from 'kysely';
 import type { Dialect, Executor } from '../../db/store.ts';
+import { SecretCipher } from '../../platform/secretCipher.ts';
 
 export interface WebhookRow {
   id: string;
@@ -19,6 +20,9 @@ export interface WebhookRow {
   created_at: string;
   updated_at: string;
 }
+
+/** An endpoint without its signing secrets. */
+export type WebhookEndpoint = Omit<WebhookRow, 'secret' | 'previous_secret'>;
 
 type StoredWebhook = Omit<WebhookRow, 'events' | 'active'> & { events_json: string; active: number };
 
@@ -40,15 +44,36 @@ const WEBHOOK_COLUMNS = [
   'updated_at',
 ] as const;
 
-function webhookFromStored(row: StoredWebhook): WebhookRow {
-  const { events_json, active, ...rest } = row;
-  return { ...rest, events: JSON.parse(events_json) as string[], active: active === 1 };
+/** The signing secrets are sealed in the database (docs/decisions.md, "Webhook secrets at rest"): rows carry them in clear. */
+function webhookFromStored(row: StoredWebhook, cipher: SecretCipher): WebhookRow {
+  const { events_json, active, secret, previous_secret, ...rest } = row;
+  return {
+    ...rest,
+    events: JSON.parse(events_json) as string[],
+    active: active === 1,
+    secret: cipher.open(secret, row.id),
+    previous_secret: previous_secret === null ? null : cipher.open(previous_secret, row.id),
+  };
 }
 
-function webhookToStored(row: WebhookRow): StoredWebhook {
-  const { events, active, ...rest } = row;
-  return { ...rest, events_json: JSON.stringify(events), active: active ? 1 : 0 };
+function webhookToStored(row: WebhookRow, cipher: SecretCipher): StoredWebhook {
+  const { events, active, secret, previous_secret, ...rest } = row;
+  return {
+    ...rest,
+    events_json: JSON.stringify(events),
+    active: active ? 1 : 0,
+    secret: cipher.seal(secret, row.id),
+    previous_secret: previous_secret === null ? null : cipher.seal(previous_secret, row.id),
+  };
 }
+
+/** For repos that never read or write a secret (the outbox's subscription check). */
+const NO_CIPHER = new SecretCipher(() => {
+  throw new Error('this WebhooksRepo was made without the data key');
+});
+
+/** How many endpoints one transaction of the sealing step rewrites. */
+const SEAL_BATCH = 100;
 
 export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
@@ -132,16 +157,18 @@ const PENDING = sql.lit('pending');
  */
 export class WebhooksRepo {
   readonly dialect: Dialect;
+  private readonly cipher: SecretCipher;
 
-  constructor(dialect: Dialect) {
+  constructor(dialect: Dialect, cipher: SecretCipher = NO_CIPHER) {
     this.dialect = dialect;
+    this.cipher = cipher;
   }
 
   // ---- endpoints ----
 
   async get(db: Executor, id: string): Promise<WebhookRow | undefined> {
     const row = await db.selectFrom('webhooks').select(WEBHOOK_COLUMNS).where('id', '=', id).executeTakeFirst();
-    return row && webhookFromStored(row);
+    return row && webhookFromStored(row, this.cipher);
   }
 
   async getForOrg(db: Executor, orgId: string, id: string): Promise<WebhookRow | undefined> {
@@ -150,12 +177,47 @@ export class WebhooksRepo {
   }
 
   async insert(db: Executor, row: WebhookRow): Promise<void> {
-    await db.insertInto('webhooks').values(webhookToStored(row)).execute();
+    await db.insertInto('webhooks').values(webhookToStored(row, this.cipher)).execute();
   }
 
   async update(db: Executor, row: WebhookRow): Promise<void> {
-    const { id, org_id: _org, start_seq: _start, created_at: _created, ...fields } = webhookToStored(row);
+    const { id, org_id: _org, start_seq: _start, created_at: _created, ...fields } = webhookToStored(row, this.cipher);
+    // An unchanged secret keeps its sealed value: sealing again (a new nonce) would look like a
+    // change of the column to sync's capture triggers.
+    const stored = await db.selectFrom('webhooks').select(['secret', 'previous_secret']).where('id', '=', id).executeTakeFirst();
+    if (stored && this.cipher.open(stored.secret, id) === row.secret) fields.secret = stored.secret;
+    if (stored && (stored.previous_secret === null ? null : this.cipher.open(stored.previous_secret, id)) === row.previous_secret) {
+      fields.previous_secret = stored.previous_secret;
+    }
     await db.updateTable('webhooks').set(fields).where('id', '=', id).execute();
+  }
+
+  /**
+   * Seals up to SEAL_BATCH endpoints whose secrets are still in clear (written before sealing
+   * existed, migration 084): returns how many it sealed. Each row is rewritten only if it still
+   * holds the clear value read, so a process racing another (or a rotation) loses nothing.
+   */
+  async sealClearSecrets(db: Executor): Promise<number> {
+    const sealed = sql.lit('enc1:%');
+    const rows = await db
+      .selectFrom('webhooks')
+      .select(['id', 'secret', 'previous_secret'])
+      .where((eb) => eb.or([eb('secret', 'not like', sealed), eb.and([eb('previous_secret', 'is not', null), eb('previous_secret', 'not like', sealed)])]))
+      .limit(SEAL_BATCH)
+      .execute();
+    for (const r of rows) {
+      await db
+        .updateTable('webhooks')
+        .set({
+          secret: SecretCipher.isSealed(r.secret) ? r.secret : this.cipher.seal(r.secret, r.id),
+          previous_secret: r.previous_secret === null || SecretCipher.isSealed(r.previous_secret) ? r.previous_secret : this.cipher.seal(r.previous_secret, r.id),
+        })
+        .where('id', '=', r.id)
+        .where('secret', '=', r.secret)
+        .where((eb) => (r.previous_secret === null ? eb('previous_secret', 'is', null) : eb('previous_secret', '=', r.previous_secret)))
+        .execute();
+    }
+    return rows.length;
   }
 
   async setFailingSince(db: Executor, id: string, at: string | null): Promise<void> {
@@ -181,13 +243,20 @@ export class WebhooksRepo {
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('org_id', '=', orgId)
       .executeTakeFirstOrThrow();
-    return { rows: rows.map(webhookFromStored), total: Number(n) };
+    return { rows: rows.map((r) => webhookFromStored(r, this.cipher)), total: Number(n) };
+  }
+
+  /** Every endpoint of an organization without its secrets (the export: it needs no data key). */
+  async endpointsForOrg(db: Executor, orgId: string): Promise<WebhookEndpoint[]> {
+    const columns = WEBHOOK_COLUMNS.filter((c): c is Exclude<(typeof WEBHOOK_COLUMNS)[number], 'secret' | 'previous_secret'> => c !== 'secret' && c !== 'previous_secret');
+    const rows = await db.selectFrom('webhooks').select(columns).where('org_id', '=', orgId).execute();
+    return rows.map(({ events_json, active, ...rest }) => ({ ...rest, events: JSON.parse(events_json) as string[], active: active === 1 }));
   }
 
   /** Every endpoint of an organization, active or not (inactive ones still queue). */
   async allForOrg(db: Executor, orgId: string): Promise<WebhookRow[]> {
     const rows = await db.selectFrom('webhooks').select(WEBHOOK_COLUMNS).where('org_id', '=', orgId).execute();
-    return rows.map(webhookFromStored);
+    return rows.map((r) => webhookFromStored(r, this.cipher));
   }
 
   /**

@@ -7,6 +7,9 @@ import { ManualClock } from '../../platform/clock.ts';
 import { Outbox } from '../../platform/outbox.ts';
 import { createPrivateAddressList } from './address.ts';
 import { WebhooksRepo } from './repo.ts';
+import { InstanceKeys, WEBHOOK_DATA_KEY_SECRET } from '../../platform/instanceKeys.ts';
+import { SecretUnreadableError } from '../../platform/secretCipher.ts';
+import { MemorySecretStore } from '../../platform/secrets.ts';
 import { subscriptionCheck } from './index.ts';
 import { RETRY_STEPS, WebhookService } from './service.ts';
 import { fanOutSettled } from '../../../test/webhooks/helpers.ts';
@@ -27,13 +30,15 @@ for (const { dialect, skip } of backends) {
     const otherOrg = 'org-2';
 
     let outbox: Outbox;
+    let secrets: MemorySecretStore;
 
     beforeEach(async () => {
       t = await openTestStore(dialect);
       const now = new Date().toISOString();
       for (const id of [org, otherOrg]) await t.store.db.insertInto('organizations').values({ id, name: id, created_at: now }).execute();
       clock = new ManualClock(Date.now());
-      repo = new WebhooksRepo(dialect);
+      secrets = new MemorySecretStore();
+      repo = new WebhooksRepo(dialect, new InstanceKeys(secrets, null).cipher(WEBHOOK_DATA_KEY_SECRET));
       outbox = new Outbox({ store: t.store, clock, subscribed: subscriptionCheck(dialect) });
       service = new WebhookService({ store: t.store, repo, outbox, clock, settings: defaultWebhookSettings, privateList: createPrivateAddressList(), random: () => random });
     });
@@ -113,6 +118,59 @@ for (const { dialect, skip } of backends) {
       expect(later.headers['webhook-id']).toBe(job.event.id);
       expect(later.body).toBe(message.body);
       expect(service.toApi(await service.get(org, webhook.id)).previous_secret_expires_at).toBeNull();
+    });
+
+    const storedSecrets = (id: string) => t.store.db.selectFrom('webhooks').select(['secret', 'previous_secret']).where('id', '=', id).executeTakeFirstOrThrow();
+
+    it('keeps signing secrets sealed in the database, under a data key it made in the secret store at first use', async () => {
+      expect(secrets.get(WEBHOOK_DATA_KEY_SECRET)).toBeNull();
+      const { webhook, secret: oldSecret } = await service.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] });
+      expect(secrets.get(WEBHOOK_DATA_KEY_SECRET)).toMatch(/^[0-9a-f]{64}$/);
+      const { secret: newSecret } = await service.rotateSecret(org, webhook.id);
+      const stored = await storedSecrets(webhook.id);
+      for (const [value, clear] of [[stored.secret, newSecret], [stored.previous_secret!, oldSecret]] as const) {
+        expect(value).toMatch(/^enc1:/);
+        expect(value).not.toContain(clear);
+        expect(value).not.toContain(clear.replace(/^whsec_/, ''));
+      }
+      // Sealed again, the same secret looks different (a nonce per value); an unchanged secret is not rewritten.
+      const again = await service.create(org, { url: 'http://127.0.0.1:1/b', events: ['node.created'] });
+      expect((await storedSecrets(again.webhook.id)).secret).not.toBe(stored.secret);
+      await service.update(org, webhook.id, { description: 'edited' });
+      expect(await storedSecrets(webhook.id)).toEqual(stored);
+      // The row id is the associated data: a sealed secret copied onto another endpoint does not open there.
+      await t.store.db.updateTable('webhooks').set({ secret: stored.secret }).where('id', '=', again.webhook.id).execute();
+      await expect(service.get(org, again.webhook.id)).rejects.toThrow(SecretUnreadableError);
+      // Another data key (a replaced secret store) does not open them either.
+      const stranger = new WebhooksRepo(dialect, new InstanceKeys(new MemorySecretStore(), null).cipher(WEBHOOK_DATA_KEY_SECRET));
+      await expect(stranger.get(t.store.db, webhook.id)).rejects.toThrow(SecretUnreadableError);
+    });
+
+    it('seals secrets stored in clear before sealing existed, once, whatever was already sealed, and they sign as before', async () => {
+      const rotated = await service.create(org, { url: 'http://127.0.0.1:1/a', events: ['node.created'] });
+      const { secret: current } = await service.rotateSecret(org, rotated.webhook.id);
+      const plain = await service.create(org, { url: 'http://127.0.0.1:1/b', events: ['node.created'] });
+      // As an older version left them: both secrets of one endpoint in clear, one of another's.
+      await t.store.db.updateTable('webhooks').set({ secret: current, previous_secret: rotated.secret }).where('id', '=', rotated.webhook.id).execute();
+      await t.store.db.updateTable('webhooks').set({ secret: plain.secret }).where('id', '=', plain.webhook.id).execute();
+      const sealedOne = await service.create(org, { url: 'http://127.0.0.1:1/c', events: ['node.created'] });
+      const untouched = await storedSecrets(sealedOne.webhook.id);
+
+      expect(await service.sealStoredSecrets()).toBe(2);
+      const first = await storedSecrets(rotated.webhook.id);
+      expect(first.secret).toMatch(/^enc1:/);
+      expect(first.previous_secret).toMatch(/^enc1:/);
+      expect((await storedSecrets(plain.webhook.id)).secret).toMatch(/^enc1:/);
+      expect(await storedSecrets(sealedOne.webhook.id)).toEqual(untouched);
+      // A second start finds nothing left to seal and rewrites nothing.
+      expect(await service.sealStoredSecrets()).toBe(0);
+      expect(await storedSecrets(rotated.webhook.id)).toEqual(first);
+
+      await record('node.created', { hello: 'sealed' });
+      await fanOutSettled(service);
+      const message = service.buildMessage((await service.nextDue(rotated.webhook.id))!);
+      expect(message.headers['webhook-signature']!.split(' ')).toHaveLength(2);
+      for (const s of [current, rotated.secret]) expect(new StandardWebhook(s).verify(message.body, message.headers)).toMatchObject({ data: { hello: 'sealed' } });
     });
 
     it("treats another organization's endpoint as not found", async () => {

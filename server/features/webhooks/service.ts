@@ -10,7 +10,7 @@ import { newId } from '../../platform/ids.ts';
 import type { Outbox } from '../../platform/outbox.ts';
 import { WEBHOOK_TEST_EVENT, type DeliveryT, type WebhookT } from '../../schemas/webhooks.ts';
 import { isPrivateHost } from './address.ts';
-import type { DeliveryRow, DeliveryStatus, EventRow, QueueHead, WebhookRow, WebhooksRepo } from './repo.ts';
+import type { DeliveryRow, DeliveryStatus, EventRow, QueueHead, WebhookEndpoint, WebhookRow, WebhooksRepo } from './repo.ts';
 import type { OutgoingMessage, SendResult } from './sender.ts';
 
 /** Retry delays after the 1st, 2nd, … failed attempt, as multiples of the base (5 s): 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h. */
@@ -170,6 +170,25 @@ export class WebhookService {
       disabled_reason: null,
     });
     return secret;
+  }
+
+  /** Every endpoint of an organization without its secrets (the export). */
+  endpoints(orgId: string, db: Executor = this.deps.store.db): Promise<WebhookEndpoint[]> {
+    return this.deps.repo.endpointsForOrg(db, orgId);
+  }
+
+  /**
+   * The start-up step that seals signing secrets still stored in clear (docs/decisions.md,
+   * "Webhook secrets at rest"): a transaction per SEAL_BATCH endpoints, so a crash keeps what was
+   * sealed and the next start seals the rest. Returns how many endpoints it sealed.
+   */
+  async sealStoredSecrets(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const sealed = await this.deps.store.transaction((tx) => this.deps.repo.sealClearSecrets(tx));
+      total += sealed;
+      if (sealed === 0) return total;
+    }
   }
 
   /** Every endpoint of an organization (the export). */

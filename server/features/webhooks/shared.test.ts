@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freshPostgresDatabase, openTestStore } from '../../../test/support/stores.ts';
 import { needs } from '../../../test/support/system.ts';
@@ -6,6 +7,8 @@ import { PostgresStore } from '../../db/postgresStore.ts';
 import type { Executor, Store } from '../../db/store.ts';
 import { ManualClock } from '../../platform/clock.ts';
 import { Outbox } from '../../platform/outbox.ts';
+import { InstanceKeys, WEBHOOK_DATA_KEY_SECRET } from '../../platform/instanceKeys.ts';
+import { MemorySecretStore } from '../../platform/secrets.ts';
 import { createPrivateAddressList } from './address.ts';
 import { WebhooksRepo } from './repo.ts';
 import type { SendResult } from './sender.ts';
@@ -39,10 +42,13 @@ function appendEvent(store: Store, tx: Executor, type: string, data: unknown): P
   return outboxOf(store).record(tx, org, type, data);
 }
 
+/** The operator's root key every "process" is given: each derives the same data key from it. */
+const rootKey = randomBytes(32);
+
 function service(store: Store, clock: ManualClock): WebhookService {
   return new WebhookService({
     store,
-    repo: new WebhooksRepo(store.dialect),
+    repo: new WebhooksRepo(store.dialect, new InstanceKeys(new MemorySecretStore(), rootKey).cipher(WEBHOOK_DATA_KEY_SECRET)),
     outbox: outboxOf(store, clock),
     clock,
     settings: { ...defaultWebhookSettings, timeoutMs: 1000 },
