@@ -6,6 +6,8 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { COPY_ORDER } from '../../server/db/copyToPostgres.ts';
 import { createNode, validPayloads, waitForBatch } from '../support/fixtures.ts';
+import { FileSecretStore } from '../../server/platform/secrets.ts';
+import { startServer } from '../../server/serve.ts';
 import { repoRoot, startTestServer, tempDataDir } from '../support/server.ts';
 import { freshPostgresDatabase } from '../support/stores.ts';
 import { needs } from '../support/system.ts';
@@ -76,6 +78,7 @@ describe.skipIf(postgresMissing !== null)(`waymark migrate --from-data --databas
   it('copies a populated instance row for row, refuses a second run into the same database, and keeps ids going', async () => {
     const dataDir = tempDataDir('waymark-migrate-');
     drops.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+    let webhook: { id: string; secret: string; orgId: string } | undefined;
     const server = await startTestServer({ limits: 'unlimited', dataDir });
     try {
       const redirect = await createNode(server, 'redirect');
@@ -87,7 +90,9 @@ describe.skipIf(postgresMissing !== null)(`waymark migrate --from-data --databas
       await waitForBatch(server, batch.id);
       expect((await server.api('DELETE', `/nodes/${gone.slug}`)).status).toBe(200); // a tombstoned slug
       for (let i = 0; i < 3; i++) await fetch(`${server.url}/v/${redirect.slug}`, { redirect: 'manual', headers: { 'user-agent': 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) Mobile/15E148' } });
-      expect((await server.api('POST', '/webhooks', { url: 'https://hooks.example.com/w', events: ['node.created'] })).status).toBe(201);
+      const hook = await server.api('POST', '/webhooks', { url: 'https://hooks.example.com/w', events: ['node.created'] });
+      expect(hook.status).toBe(201);
+      webhook = { id: hook.body.data.id as string, secret: hook.body.data.secret as string, orgId: server.orgId };
     } finally {
       await server.close();
     }
@@ -97,7 +102,9 @@ describe.skipIf(postgresMissing !== null)(`waymark migrate --from-data --databas
     const first = await run(['migrate', '--from-data', dataDir, '--database', database.url, '--json']);
     expect(first.stderr).toBe('');
     expect(first.code).toBe(0);
-    const report = JSON.parse(first.stdout) as { rows: number; tables: Array<{ table: string; rows: number }> };
+    const report = JSON.parse(first.stdout) as { rows: number; tables: Array<{ table: string; rows: number }>; secrets: { copied: number; rootKeyAdded: boolean } };
+    // The data directory's own secrets file is the one the servers are given by default: it gains a root key.
+    expect(report.secrets).toEqual({ copied: 0, rootKeyAdded: true });
     expect(report.tables.find((t) => t.table === 'nodes')!.rows).toBe(2 + 5);
     expect(report.tables.find((t) => t.table === 'slugs')!.rows).toBe(3 + 5); // the deleted node's slug stays a tombstone
 
@@ -138,6 +145,24 @@ describe.skipIf(postgresMissing !== null)(`waymark migrate --from-data --databas
     const again = await run(['migrate', '--from-data', dataDir, '--database', database.url]);
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/already holds data/);
+
+    // A server on the database opens the webhook secret sealed on SQLite (the data key stored before
+    // the root key existed wins over a derived one), with the secrets file given to every process.
+    const shared = join(tempDataDir('waymark-migrate-secrets-'), 'shared.json');
+    drops.push(async () => rmSync(join(shared, '..'), { recursive: true, force: true }));
+    const into = await freshPostgresDatabase();
+    drops.push(into.drop);
+    const elsewhere = JSON.parse((await run(['migrate', '--from-data', dataDir, '--database', into.url, '--secrets', shared, '--json'])).stdout) as typeof report;
+    expect(elsewhere.secrets.rootKeyAdded).toBe(false); // the data directory's root key came along
+    expect(elsewhere.secrets.copied).toBeGreaterThanOrEqual(2);
+    const otherDir = tempDataDir('waymark-migrate-other-');
+    drops.push(async () => rmSync(otherDir, { recursive: true, force: true }));
+    const running = await startServer({ host: '127.0.0.1', port: 0, dataDir: otherDir, database: into.url, secrets: new FileSecretStore(shared), logger: { info: () => {}, error: () => {} } });
+    try {
+      expect((await running.app.services.webhooks.get(webhook!.orgId, webhook!.id)).secret).toBe(webhook!.secret);
+    } finally {
+      await running.close();
+    }
   });
 
   it('says what is wrong with a missing data directory or a bad URL, in one line', async () => {

@@ -1,6 +1,8 @@
+import { rmSync } from 'node:fs';
 import { request } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { Webhook as StandardWebhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Receiver } from '../support/receiver.ts';
 import { type ApiResponse, apiRequest, type ServerProcess, spawnServer, tempDataDir } from '../support/server.ts';
@@ -115,6 +117,50 @@ describe.skipIf(pgSkip !== null)(`three serve processes on one PostgreSQL databa
     });
     for (const kind of ['node ', 'test ']) expect(got.filter((g) => g.startsWith(kind))).toEqual(expected.filter((e) => e.startsWith(kind)));
     expect(new Set(receiver.requests.map((r) => r.headers['webhook-id'])).size).toBe(12);
+  });
+
+  it('a webhook created through one process is signed by the others with the secret it returned (one root key, no data key of their own)', { timeout: 180_000 }, async () => {
+    const c = cluster!;
+    const key = await c.createKey('enterprise');
+    const receiver = await new Receiver().listen();
+    receivers.push(receiver);
+    const [a, b, d] = c.processes as [ServerProcess, ServerProcess, ServerProcess];
+    const created = await c.api('POST', '/webhooks', { url: receiver.url, events: ['node.created'] }, { key, base: a.url });
+    expect(created.status).toBe(201);
+    const hook = created.body.data.id as string;
+    const secret = created.body.data.secret as string;
+    // Sealed in the shared database, never in clear.
+    const stored = (await query<{ secret: string }>(c.databaseUrl, 'SELECT secret FROM webhooks WHERE id = $1', [hook]))[0]!.secret;
+    expect(stored).toMatch(/^enc1:/);
+    expect(stored).not.toContain(secret.replace(/^whsec_/, ''));
+    // The creating process is gone: only the others can read the endpoint and sign for it.
+    await a.kill();
+    const sent: string[] = [];
+    for (const p of [b, d]) {
+      const res = await c.api('POST', `/webhooks/${hook}/test`, undefined, { key, base: p.url });
+      expect(res.status).toBe(202);
+      sent.push(res.body.data.event_id as string);
+    }
+    await receiver.waitFor((r) => r.accepted.length >= 2, 60_000, 'both test deliveries');
+    for (const r of receiver.requests) {
+      expect(new StandardWebhook(secret).verify(r.body, r.headers as Record<string, string>)).toMatchObject({ type: 'webhook.test' });
+    }
+    expect(receiver.requests.map((r) => r.headers['webhook-id']).sort()).toEqual(sent.sort());
+    // A process started later with the same secrets file reads it too.
+    const fresh = await c.replace(0);
+    const read = await c.api('GET', `/webhooks/${hook}`, undefined, { key, base: fresh.url });
+    expect(read.status).toBe(200);
+  });
+
+  it('a process on PostgreSQL without the root key refuses to start instead of making keys of its own', { timeout: 120_000 }, async () => {
+    const c = cluster!;
+    const dir = tempDataDir('waymark-no-root-');
+    try {
+      const started = spawnServer(dir, [], { WAYMARK_NO_NFC: '1', WAYMARK_SECRETS_FILE: '' }, { database: c.databaseUrl, startTimeoutMs: START_TIMEOUT_MS });
+      await expect(started).rejects.toThrow(/no instance\.root_key in the secret store: on PostgreSQL every process is given the same secrets file/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('a process killed mid-attempt: another process sends the delivery again under the same webhook-id', { timeout: 120_000 }, async () => {

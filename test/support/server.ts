@@ -69,10 +69,10 @@ export async function copyInstanceData(fromDir: string, toDir: string): Promise<
   await copy;
 }
 
-/** The CLI's options naming an instance's storage: `--database URL` and its secrets file on PostgreSQL, else `--data DIR`. */
+/** The CLI's options naming an instance's storage: `--database URL` on PostgreSQL (with `--data DIR` for its secrets file), else `--data DIR`. */
 export async function storageArgs(dataDir: string): Promise<string[]> {
   const url = await databaseOf(dataDir);
-  return url ? ['--database', url, '--secrets', join(dataDir, 'secrets.json')] : ['--data', dataDir];
+  return url ? ['--data', dataDir, '--database', url] : ['--data', dataDir];
 }
 
 /** Drops the PostgreSQL database of a data directory (no-op on SQLite). */

@@ -7,6 +7,7 @@ import { type Clock, type ManualClock, systemClock } from '../../server/platform
 import { type RunningServer, startServer } from '../../server/serve.ts';
 import { type FaultProxy, startFaultProxy } from '../support/faultProxy.ts';
 import { freePort } from '../support/receiver.ts';
+import { webhookSecretOpener } from '../support/webhookSecrets.ts';
 import { openReader, type Reader, type Rows } from '../support/readDb.ts';
 import { type ApiResponse, apiRequest, databaseFor, dropDatabaseFor, type ServerProcess, spawnServer, tempDataDir, testBackend, UNLIMITED } from '../support/server.ts';
 
@@ -311,6 +312,9 @@ const NORMALIZE: Record<string, Record<string, (v: unknown) => unknown>> = {};
  */
 const STORAGE_COLUMNS = ['rowid'];
 
+/** Webhook columns each instance keeps sealed under its own key (webhooks/repo.ts). */
+const SEALED_COLUMNS = ['secret', 'previous_secret'];
+
 /** The synced state of an instance: table → id → row without its local columns. */
 export async function syncedState(inst: Instance): Promise<Record<string, Map<string, Record<string, unknown>>>> {
   const out: Record<string, Map<string, Record<string, unknown>>> = {};
@@ -318,12 +322,15 @@ export async function syncedState(inst: Instance): Promise<Record<string, Map<st
     const key = table === 'slugs' ? 'slug' : 'id';
     // Every column, so a column added later is compared too (minus local and storage ones).
     const rows = await inst.read((db) => db.all(`SELECT * FROM ${table} ORDER BY ${key}`));
+    // Each instance seals webhook secrets under its own data key: compared opened.
+    const open = webhookSecretOpener(inst.dataDir);
     out[table] = new Map(
       rows.map((r) => {
         const kept = Object.fromEntries(
           Object.entries(r)
             .filter(([c]) => !local.includes(c) && !STORAGE_COLUMNS.includes(c))
-            .map(([c, v]) => [c, NORMALIZE[table]?.[c] ? NORMALIZE[table][c](v) : v]),
+            .map(([c, v]) => [c, NORMALIZE[table]?.[c] ? NORMALIZE[table][c](v) : v])
+            .map(([c, v]) => [c, table === 'webhooks' && SEALED_COLUMNS.includes(c as string) ? open(v, String(r.id)) : v]),
         );
         return [String(r[key]), kept];
       }),

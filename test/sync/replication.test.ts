@@ -58,6 +58,11 @@ describe('sync: push and pull between processes', { timeout: 180_000 }, () => {
     expect((await snapshot(remote.dataDir)).nodes.map((n: any) => n.label).sort()).toEqual(['from-a', 'from-b', 'from-remote']); // eslint-disable-line @typescript-eslint/no-explicit-any
     expect((await snapshot(remote.dataDir)).templates).toHaveLength(1);
     void tpl;
+    // The webhook secret travels opened; each side keeps it sealed under its own data key.
+    const sealed = (dataDir: string) => readDb(dataDir, (db) => db.pluck<string>('SELECT secret FROM webhooks'));
+    const [onSite, atRemote] = [await sealed(a.dataDir), await sealed(remote.dataDir)];
+    expect([...onSite, ...atRemote].every((v) => v.startsWith('enc1:'))).toBe(true);
+    expect(onSite[0]).not.toBe(atRemote[0]);
     // API keys come down (hash only), so the company key works at a site; a site's keys stay local.
     const hashes = (dataDir: string) => readDb(dataDir, (db) => db.pluck<string>('SELECT key_hash FROM api_keys'));
     expect(await hashes(a.dataDir)).toEqual(expect.arrayContaining(await hashes(remote.dataDir)));

@@ -5,6 +5,7 @@ import { afterAll, afterEach, expect } from 'vitest';
 import type { FaultProxy } from '../support/faultProxy.ts';
 import { eventually, freePort } from '../support/receiver.ts';
 import { readDb } from '../support/readDb.ts';
+import { webhookSecretOpener } from '../support/webhookSecrets.ts';
 import { apiRequest, dropDatabaseFor, repoRoot, type ServerProcess, spawnServer, storageArgs, tempDataDir, testBackend } from '../support/server.ts';
 
 /*
@@ -177,6 +178,8 @@ export async function syncAll(...sites: Site[]) {
 
 /** What must be equal everywhere: synced entities, field by field (org ids differ per instance). */
 export async function snapshot(dataDir: string) {
+  // Each instance seals webhook secrets under its own data key: compared opened.
+  const open = webhookSecretOpener(dataDir);
   return readDb(dataDir, async (db) => ({
     nodes: await db.all<Record<string, unknown>>(
         'SELECT id, slug, label, function_type, payload_json, status, template_id, batch_id, serial, serial_number, created_at, updated_at FROM nodes ORDER BY id',
@@ -184,7 +187,7 @@ export async function snapshot(dataDir: string) {
     rules: await db.all('SELECT id, node_id, rule_type, conditions_json, function_type, payload_json, priority, enabled, updated_at FROM rules ORDER BY id'),
     templates: await db.all('SELECT id, name, function_type, payload_json, locked_fields_json, updated_at FROM templates ORDER BY id'),
     batches: await db.all('SELECT id, label, prefix, quantity, serial_start FROM batches ORDER BY id'),
-    webhooks: await db.all('SELECT id, url, events_json, secret, active FROM webhooks ORDER BY id'),
+    webhooks: (await db.all<{ id: string; secret: string }>('SELECT id, url, events_json, secret, active FROM webhooks ORDER BY id')).map((w) => ({ ...w, secret: open(w.secret, w.id) })),
     tombstoned: await db.pluck('SELECT slug FROM slugs WHERE deleted_at IS NOT NULL ORDER BY slug'),
     slugs: await db.all('SELECT slug, node_id, minted_at FROM slugs ORDER BY slug'),
   }));
