@@ -7,6 +7,7 @@ import type { SecretStore } from '../../platform/secrets.ts';
 import { ChangeApplier } from './apply.ts';
 import { RemoteChanges, SiteChanges } from './changes.ts';
 import { SealedFields } from './sealedFields.ts';
+import { sealLoggedSecrets } from './sealLog.ts';
 import type { RemoteApi } from './client.ts';
 import { InstanceIdentity } from './identity.ts';
 import { Pairing, startupClient } from './pairing.ts';
@@ -63,6 +64,7 @@ export async function createSync({ store, clock, outbox, logger, dataDir, databa
   const capture = await changeCapture(store, () => clock.now());
   const rows = new ReplicationRepo(store.dialect);
   const sealed = new SealedFields(cipher);
+  await sealLoggedSecrets(store, rows, repo, sealed);
   const applier = new ChangeApplier(rows, capture, sealed);
   const changes = new SiteChanges(store, rows, repo, capture, sealed);
   const remoteChanges = new RemoteChanges({ store, rows, repo, registry, applier, capture, now: () => new Date(clock.now()).toISOString(), sealed });

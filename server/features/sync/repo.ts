@@ -683,6 +683,20 @@ export class ReplicationRepo {
       .orderBy('seq')
       .execute()) as OutboxRow[];
   }
+  /** Logged changes of one entity after `after`, oldest first (the one-off sealing of webhook secrets). */
+  async changesOf(db: Executor, entity: string, after: number, limit: number): Promise<Array<{ seq: number; entity_id: string; fields: string }>> {
+    return db
+      .selectFrom('sync_outbox')
+      .select(['seq', 'entity_id', 'fields'])
+      .where('entity', '=', entity)
+      .where('seq', '>', after)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+  }
+  async setChangeFields(db: Executor, seq: number, fields: string): Promise<void> {
+    await db.updateTable('sync_outbox').set({ fields }).where('seq', '=', seq).execute();
+  }
   async markPushed(db: Executor, upTo: number): Promise<void> {
     await db.updateTable('sync_outbox').set({ pushed: 1 }).where('pushed', '=', 0).where('seq', '>', 0).where('seq', '<=', upTo).execute();
   }

@@ -1,5 +1,5 @@
 import type { SyncChangeT } from '../../schemas/sync.ts';
-import type { SecretCipher } from '../../platform/secretCipher.ts';
+import { SecretCipher } from '../../platform/secretCipher.ts';
 
 /** Synced columns that each side keeps sealed under its own data key (webhooks/repo.ts). */
 const SEALED_COLUMNS: Partial<Record<SyncChangeT['entity'], readonly string[]>> = {
@@ -28,6 +28,16 @@ export class SealedFields {
   /** A received change as it is stored here: sealed columns sealed under this side's key. */
   fromWire(change: SyncChangeT): SyncChangeT {
     return this.map(change, (value, cipher) => cipher.seal(cipher.open(value, change.entity_id), change.entity_id));
+  }
+
+  /** The fields with their secrets sealed, or null when none is in clear (a change logged before sealing existed). */
+  sealClear(entity: SyncChangeT['entity'], id: string, fields: Record<string, unknown>): Record<string, unknown> | null {
+    const columns = SEALED_COLUMNS[entity];
+    const cipher = this.cipher;
+    if (!columns || !cipher) return null;
+    const clear = columns.filter((c) => typeof fields[c] === 'string' && !SecretCipher.isSealed(fields[c]));
+    if (clear.length === 0) return null;
+    return { ...fields, ...Object.fromEntries(clear.map((c) => [c, cipher.seal(fields[c] as string, id)])) };
   }
 
   private map(change: SyncChangeT, convert: (value: string, cipher: SecretCipher) => string): SyncChangeT {
