@@ -11,7 +11,7 @@ import { KeysRepo } from './features/keys/repo.ts';
 import { KeyService } from './features/keys/service.ts';
 import { systemClock } from './platform/clock.ts';
 import { keepRunningWhenOutputFails } from './platform/output.ts';
-import { ROOT_KEY_SECRET, requireRootKey } from './platform/instanceKeys.ts';
+import { InstanceKeys, ROOT_KEY_SECRET, requireRootKey, rootKeyOf } from './platform/instanceKeys.ts';
 import { defaultSecretStore, FileSecretStore, type SecretStore } from './platform/secrets.ts';
 import { MasterKeys, NTAG424_KIND } from './features/tapproofs/index.ts';
 import { TagPasswords } from './features/nfc/index.ts';
@@ -263,11 +263,14 @@ tapKeys
   .addOption(new Option('--kind <kind>', 'ntag424: the NTAG 424 DNA master key; ntag21x: the NTAG21x password master key').choices(['ntag424', 'ntag21x']).default('ntag424'))
   .addOption(dataOption())
   .addOption(new Option('--tap-proof-keys <file>', 'the key file given to `serve --tap-proof-keys` (default: <data>/secrets.json)').env('WAYMARK_TAP_PROOF_KEYS'))
-  .action((opts: { org: string; kind: 'ntag424' | 'ntag21x'; data: string; tapProofKeys?: string }) => {
-    const file = opts.tapProofKeys ?? join(opts.data, 'secrets.json');
+  .addOption(secretsOption())
+  .action((opts: { org: string; kind: 'ntag424' | 'ntag21x'; data: string; tapProofKeys?: string; secrets?: string }) => {
+    const file = opts.tapProofKeys ?? opts.secrets ?? join(opts.data, 'secrets.json');
     const org = nonBlank(opts.org, '--org');
     const store = new FileSecretStore(file);
-    const version = opts.kind === 'ntag21x' ? new TagPasswords(store).rotate(org) : new MasterKeys(store).rotate(NTAG424_KIND, org).version;
+    // On PostgreSQL the NTAG21x version 1 the servers use is derived from the root key: kept as version 1.
+    const root = rootKeyOf(opts.secrets ? new FileSecretStore(opts.secrets) : store);
+    const version = opts.kind === 'ntag21x' ? new TagPasswords(new InstanceKeys(store, root)).rotate(org) : new MasterKeys(store).rotate(NTAG424_KIND, org).version;
     // The key itself is never printed: it stays in the file.
     console.log(`${opts.kind === 'ntag21x' ? 'NTAG21x password master' : 'Master'} key version ${version} is now current for organization ${opts.org} in ${file}.`);
     console.log('Servers read it within 10 s. Older versions stay in the file: keep them while tags keyed from them are in use.');

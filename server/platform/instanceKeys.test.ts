@@ -42,11 +42,18 @@ describe('InstanceKeys', () => {
   it("gives an NTAG21x tag the same password whichever process writes it, without a stored master key", () => {
     const root = randomBytes(32);
     const [a, b] = [processFile(root), processFile(root)];
-    const pa = new TagPasswords(new InstanceKeys(a, rootKeyOf(a))).passwordFor('org-1', UID, true);
-    const pb = new TagPasswords(new InstanceKeys(b, rootKeyOf(b))).passwordFor('org-1', UID, false);
-    expect(pa).not.toBeNull();
+    const pa = new TagPasswords(new InstanceKeys(a, rootKeyOf(a))).passwordFor('org-1', UID, { create: true });
+    const pb = new TagPasswords(new InstanceKeys(b, rootKeyOf(b))).passwordFor('org-1', UID);
+    expect(pa).toMatchObject({ version: 1 });
     expect(pb).toEqual(pa);
-    expect(new TagPasswords(new InstanceKeys(b, rootKeyOf(b))).passwordFor('org-2', UID, true)).not.toEqual(pa);
+    expect(a.get('nfc.ntag21x_master_key.org-1')).toBeNull();
+    expect(new TagPasswords(new InstanceKeys(b, rootKeyOf(b))).passwordFor('org-2', UID, { create: true })).not.toEqual(pa);
+    // A rotation (waymark tap-keys rotate --kind ntag21x on the shared file) keeps the derived version 1.
+    const rotated = new TagPasswords(new InstanceKeys(a, rootKeyOf(a)));
+    expect(rotated.rotate('org-1')).toBe(2);
+    expect(rotated.passwordFor('org-1', UID, { version: 1 })).toEqual(pa);
+    expect(rotated.passwordFor('org-1', UID)).toMatchObject({ version: 2 });
+    expect(rotated.passwordFor('org-1', UID)?.pwd).not.toBe(pa!.pwd);
   });
 
   it('keeps using a key stored before the root key existed (a SQLite instance moved to PostgreSQL)', () => {

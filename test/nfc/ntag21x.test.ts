@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { decodeUriMessage } from '../../server/features/nfc/ndef.ts';
 import { MIRROR_PLACEHOLDER } from '../../server/features/nfc/ntag21x.ts';
 import { TagPasswords } from '../../server/features/nfc/tagPasswords.ts';
+import { InstanceKeys } from '../../server/platform/instanceKeys.ts';
 import { FileSecretStore } from '../../server/platform/secrets.ts';
 import type { RunningServer } from '../../server/serve.ts';
 import { rows } from '../support/rows.ts';
@@ -128,7 +129,7 @@ describe.skipIf(skip !== null)('NTAG21x mirror and password (pcscd + vpcd + virt
     const [row] = (await manifest(api, batch.id)).nodes;
     const tag = new VirtualTag({ model: 'NTAG213' });
     const pwdOnTag = () => tag.memory.subarray(0x2b * 4, 0x2b * 4 + 4).toString('hex'); // NTAG213: PWD at page 2Bh
-    const passwords = new TagPasswords(new FileSecretStore(join(nfc.dataDir, 'secrets.json')));
+    const passwords = new TagPasswords(new InstanceKeys(new FileSecretStore(join(nfc.dataDir, 'secrets.json')), null));
     const passwordVersions = async () =>
       (await rows<{ password_version: number | null }>(server.store, 'SELECT password_version FROM nfc_writes WHERE uid = ? ORDER BY seq', uidOf(tag))).map((r) => r.password_version);
     await tag.insert(sandbox.endpoint(0));
