@@ -42,6 +42,19 @@ export async function databaseFor(dataDir: string, backend: 'sqlite' | 'postgres
   return (await db).url;
 }
 
+/**
+ * A test's own secret store (e.g. the desktop app's) on PostgreSQL, where a server needs the root
+ * key: read from the data directory's secrets file, everything else from the test's store.
+ */
+function withRootKeyOf(store: SecretStore, dataDir: string): SecretStore {
+  const root = new FileSecretStore(join(dataDir, 'secrets.json'));
+  return {
+    get: (name) => (name === ROOT_KEY_SECRET ? root.get(name) : store.get(name)),
+    set: (name, value) => store.set(name, value),
+    delete: (name) => store.delete(name),
+  };
+}
+
 /** Puts a new root key in a secrets file that has none (`waymark secrets init` for a file that may exist). */
 export function giveRootKey(file: string): string {
   const store = new FileSecretStore(file);
@@ -126,17 +139,18 @@ export const UNLIMITED = { standard_per_minute: 1_000_000, batch_per_minute: 1_0
 
 export async function startTestServer(options: TestServerOptions = {}): Promise<TestServer> {
   const dataDir = options.dataDir ?? tempDataDir();
+  const database = await databaseFor(dataDir);
   const running = await startServer({
     host: '127.0.0.1',
     port: 0,
     dataDir,
-    database: await databaseFor(dataDir),
+    database,
     scanBase: options.scanBase,
     trustProxy: options.trustProxy,
     webhooks: options.webhooks,
     logger: quietLogger,
     ...(options.clock ? { clock: options.clock } : {}),
-    ...(options.secrets ? { secrets: options.secrets } : {}),
+    ...(options.secrets ? { secrets: database ? withRootKeyOf(options.secrets, dataDir) : options.secrets } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
     // The server runs in the test's own process: a test that holds the event loop for seconds
     // (a synchronous pdftoppm, a bulk insert) lets the server's idle keep-alive timeout and the
