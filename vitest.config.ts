@@ -32,6 +32,7 @@ const onPostgresToo = [
   'test/api/smoke.test.ts',
   'test/api/templates.test.ts',
   'test/print/brand.test.ts',
+  'test/scans/limits-processes.test.ts',
   'test/scans/tapProofs.test.ts',
   'test/scans/webhook.test.ts',
   'test/webhooks/api.test.ts',
