@@ -49,6 +49,7 @@ const onPostgresToo = [
   'test/sync/model.test.ts',
   'test/sync/node-limits.test.ts',
   'test/sync/pairing.test.ts',
+  'test/sync/qr-style.test.ts',
   'test/sync/regressions.test.ts',
   'test/sync/replication.test.ts',
 ];
