@@ -8,7 +8,6 @@
  */
 import { execFile } from 'node:child_process';
 import { rmSync } from 'node:fs';
-import { request } from 'node:http';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -42,21 +41,11 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A public request on a connection of its own: status and body. */
-function hit(base: string, path: string, method = 'GET', form?: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const formHeaders = form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded', 'content-length': String(Buffer.byteLength(form)) };
-    const req = request(new URL(path, base), { method, agent: false, headers: { connection: 'close', 'user-agent': IPHONE, ...formHeaders } });
-    req.on('error', reject);
-    req.on('response', (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (c: string) => (text += c));
-      res.on('error', reject);
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.end(form);
-  });
+/** A public request (a phone's User-Agent: a scan without one would be a bot's, never counted): status and body. */
+async function hit(base: string, path: string, method = 'GET', form?: string): Promise<{ status: number; text: string }> {
+  const headers: Record<string, string> = { 'user-agent': IPHONE, ...(form === undefined ? {} : { 'content-type': 'application/x-www-form-urlencoded' }) };
+  const res = await fetch(new URL(path, base), { method, headers, body: form, redirect: 'manual' });
+  return { status: res.status, text: await res.text() };
 }
 
 async function create(body: Record<string, unknown>): Promise<string> {

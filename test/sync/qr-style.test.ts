@@ -1,7 +1,7 @@
 import { PNG } from 'pngjs';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { apiRequest } from '../support/server.ts';
-import { paired, politely, type Remote, type Site, startBusyRemote, startSite, stop } from './support.ts';
+import { paired, politely, type Remote, startBusyRemote, startSite, sync } from './support.ts';
 
 /*
  * The organization's QR style and logo travel with sync (issue 17 item 2, docs/sync.md): set on the
@@ -10,18 +10,20 @@ import { paired, politely, type Remote, type Site, startBusyRemote, startSite, s
  * of the colours never mix into a pair nobody chose. Real server processes on loopback; the remote
  * on the suites' backend.
  */
-const running: Array<{ proc: Remote['proc'] }> = [];
-afterEach(async () => {
-  for (const r of running.splice(0)) await stop(r.proc);
-});
-
-async function syncRound(site: Site): Promise<void> {
-  const res = await politely(() => site.api('POST', '/sync/run'));
-  expect(res.status, res.text).toBe(200);
-  expect(res.body.data.last_error).toBeNull();
+/** A remote and a site paired with it, and polite clients of both (the site key's burst budget). */
+async function pairedSite() {
+  const remote: Remote = await startBusyRemote();
+  const site = await startSite(remote.url, remote.key);
+  await paired(site);
+  return {
+    remote,
+    site,
+    remoteApi: (method: string, path: string, body?: unknown) => politely(() => apiRequest(remote.proc.url, method, path, body, remote.key)),
+    siteApi: (method: string, path: string, body?: unknown) => politely(() => site.api(method, path, body)),
+  };
 }
 
-/** A 64 × 64 PNG: a red disc (colour `rgb`) on transparency. */
+/** A 64 × 64 PNG: a disc of colour `rgb` on transparency. */
 function logoPng(rgb: [number, number, number]): Buffer {
   const size = 64;
   const png = new PNG({ width: size, height: size });
@@ -41,13 +43,7 @@ async function bytesOf(base: string, key: string, path: string): Promise<{ statu
 
 describe('sync: the QR style and logo', () => {
   it('a style and logo set on the remote reach a site, which then prints the same codes; the site\'s later changes reach the remote', async () => {
-    const remote = await startBusyRemote();
-    running.push(remote);
-    const site = await startSite(remote.url, remote.key);
-    running.push(site);
-    await paired(site);
-    const remoteApi = (method: string, path: string, body?: unknown) => politely(() => apiRequest(remote.proc.url, method, path, body, remote.key));
-    const siteApi = (method: string, path: string, body?: unknown) => politely(() => site.api(method, path, body));
+    const { remote, site, remoteApi, siteApi } = await pairedSite();
 
     // One scan domain on both sides, so that both print the same URL for a node.
     expect((await remoteApi('PATCH', '/organization', { scan_base: 'https://scan.example.com' })).status).toBe(200);
@@ -59,7 +55,7 @@ describe('sync: the QR style and logo', () => {
     expect(node.status, node.text).toBe(201);
     const slug = node.body.data.slug as string;
 
-    await syncRound(site);
+    await sync(site);
     const onRemote = (await remoteApi('GET', '/organization/qr-style')).body.data;
     const onSite = (await siteApi('GET', '/organization/qr-style')).body.data;
     expect(onSite).toEqual(onRemote);
@@ -78,11 +74,11 @@ describe('sync: the QR style and logo', () => {
     expect((await siteApi('PATCH', '/organization/qr-style', { module_style: 'rounded' })).status).toBe(200);
     const blue = logoPng([40, 40, 200]);
     expect((await siteApi('PUT', '/organization/qr-style/logo', { content_type: 'image/png', data_base64: blue.toString('base64') })).status).toBe(200);
-    await syncRound(site);
+    await sync(site);
     expect((await remoteApi('GET', '/organization/qr-style')).body.data).toMatchObject({ fg: '#1D3557', module_style: 'rounded', logo: true });
     expect((await bytesOf(remote.proc.url, remote.key, '/organization/qr-style/logo')).bytes.equals((await bytesOf(site.proc.url, site.key, '/organization/qr-style/logo')).bytes)).toBe(true);
     expect((await siteApi('DELETE', '/organization/qr-style/logo')).status).toBe(200);
-    await syncRound(site);
+    await sync(site);
     expect((await remoteApi('GET', '/organization/qr-style')).body.data).toMatchObject({ logo: false, logo_image: null });
     expect((await bytesOf(remote.proc.url, remote.key, '/organization/qr-style/logo')).status).toBe(404);
     // The scan domain was not touched by any of it.
@@ -91,13 +87,7 @@ describe('sync: the QR style and logo', () => {
   }, 180_000);
 
   it('offline edits of the colours on both sides: the later style wins whole, never one side\'s foreground on the other\'s background', async () => {
-    const remote = await startBusyRemote();
-    running.push(remote);
-    const site = await startSite(remote.url, remote.key);
-    running.push(site);
-    await paired(site);
-    const remoteApi = (method: string, path: string, body?: unknown) => politely(() => apiRequest(remote.proc.url, method, path, body, remote.key));
-    const siteApi = (method: string, path: string, body?: unknown) => politely(() => site.api(method, path, body));
+    const { site, remoteApi, siteApi } = await pairedSite();
 
     // Navy on mint at the remote; then (later) only the background at the site, which still has
     // the built-in black foreground: the site's style is black on yellow, and that is what wins.
@@ -105,8 +95,8 @@ describe('sync: the QR style and logo', () => {
     expect((await remoteApi('PATCH', '/organization/qr-style', { fg: '#1D3557', bg: '#F1FAEE' })).status).toBe(200);
     const later = await siteApi('PATCH', '/organization/qr-style', { bg: '#FFFF66' });
     expect(later.status, later.text).toBe(200);
-    await syncRound(site);
-    await syncRound(site);
+    await sync(site);
+    await sync(site);
     const expected = { fg: '#000000', bg: '#FFFF66' };
     expect((await remoteApi('GET', '/organization/qr-style')).body.data).toMatchObject(expected);
     expect((await siteApi('GET', '/organization/qr-style')).body.data).toMatchObject(expected);
