@@ -1,7 +1,7 @@
 import { PNG } from 'pngjs';
 import { describe, expect, it } from 'vitest';
 import { apiRequest } from '../support/server.ts';
-import { paired, politely, type Remote, startBusyRemote, startSite, sync } from './support.ts';
+import { ok, paired, politely, type Remote, type Site, startBusyRemote, startSite } from './support.ts';
 
 /*
  * The organization's QR style and logo travel with sync (issue 17 item 2, docs/sync.md): set on the
@@ -21,6 +21,19 @@ async function pairedSite() {
     remoteApi: (method: string, path: string, body?: unknown) => politely(() => apiRequest(remote.proc.url, method, path, body, remote.key)),
     siteApi: (method: string, path: string, body?: unknown) => politely(() => site.api(method, path, body)),
   };
+}
+
+/**
+ * One sync round that ends without an error. A round that met a connection the remote had just
+ * closed (its 5 s keep-alive, passed while a loaded machine held the site's event loop: "Remote
+ * unreachable: other side closed") is run again, as the sync worker would; any other error fails.
+ */
+async function round(site: Site): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    const status = await ok(site.api('POST', '/sync/run'));
+    if (status.last_error === null) return;
+    if (attempt >= 3 || !String(status.last_error).startsWith('Remote unreachable')) expect(status.last_error).toBeNull();
+  }
 }
 
 /** A 64 × 64 PNG: a disc of colour `rgb` on transparency. */
@@ -55,7 +68,7 @@ describe('sync: the QR style and logo', () => {
     expect(node.status, node.text).toBe(201);
     const slug = node.body.data.slug as string;
 
-    await sync(site);
+    await round(site);
     const onRemote = (await remoteApi('GET', '/organization/qr-style')).body.data;
     const onSite = (await siteApi('GET', '/organization/qr-style')).body.data;
     expect(onSite).toEqual(onRemote);
@@ -74,11 +87,11 @@ describe('sync: the QR style and logo', () => {
     expect((await siteApi('PATCH', '/organization/qr-style', { module_style: 'rounded' })).status).toBe(200);
     const blue = logoPng([40, 40, 200]);
     expect((await siteApi('PUT', '/organization/qr-style/logo', { content_type: 'image/png', data_base64: blue.toString('base64') })).status).toBe(200);
-    await sync(site);
+    await round(site);
     expect((await remoteApi('GET', '/organization/qr-style')).body.data).toMatchObject({ fg: '#1D3557', module_style: 'rounded', logo: true });
     expect((await bytesOf(remote.proc.url, remote.key, '/organization/qr-style/logo')).bytes.equals((await bytesOf(site.proc.url, site.key, '/organization/qr-style/logo')).bytes)).toBe(true);
     expect((await siteApi('DELETE', '/organization/qr-style/logo')).status).toBe(200);
-    await sync(site);
+    await round(site);
     expect((await remoteApi('GET', '/organization/qr-style')).body.data).toMatchObject({ logo: false, logo_image: null });
     expect((await bytesOf(remote.proc.url, remote.key, '/organization/qr-style/logo')).status).toBe(404);
     // The scan domain was not touched by any of it.
@@ -95,8 +108,8 @@ describe('sync: the QR style and logo', () => {
     expect((await remoteApi('PATCH', '/organization/qr-style', { fg: '#1D3557', bg: '#F1FAEE' })).status).toBe(200);
     const later = await siteApi('PATCH', '/organization/qr-style', { bg: '#FFFF66' });
     expect(later.status, later.text).toBe(200);
-    await sync(site);
-    await sync(site);
+    await round(site);
+    await round(site);
     const expected = { fg: '#000000', bg: '#FFFF66' };
     expect((await remoteApi('GET', '/organization/qr-style')).body.data).toMatchObject(expected);
     expect((await siteApi('GET', '/organization/qr-style')).body.data).toMatchObject(expected);
