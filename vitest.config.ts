@@ -32,6 +32,7 @@ const onPostgresToo = [
   'test/api/smoke.test.ts',
   'test/api/templates.test.ts',
   'test/print/brand.test.ts',
+  'test/scans/limits-processes.test.ts',
   'test/scans/tapProofs.test.ts',
   'test/scans/webhook.test.ts',
   'test/webhooks/api.test.ts',
@@ -48,6 +49,7 @@ const onPostgresToo = [
   'test/sync/model.test.ts',
   'test/sync/node-limits.test.ts',
   'test/sync/pairing.test.ts',
+  'test/sync/qr-style.test.ts',
   'test/sync/regressions.test.ts',
   'test/sync/replication.test.ts',
 ];

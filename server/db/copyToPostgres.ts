@@ -56,7 +56,6 @@ export const COPY_ORDER = [
   'tap_proof_tags',
   'tap_proof_policies',
   'printer_profiles',
-  'qr_styles',
   'sync_sites',
   'sync_incarnations',
   'sync_leases',

@@ -135,6 +135,10 @@ export interface OrganizationSettings {
   org_id: string;
   /** The scan domain printed on labels and written on tags; null = the instance default. */
   scan_base: string | null;
+  /** The default QR style as JSON (QrStyleRepo); null = the built-in style. Synced (migration 086). */
+  qr_style_json: string | null;
+  /** The logo as JSON, its PNG base64 as the server re-encoded it (QrStyleRepo); null = none. Synced. */
+  qr_logo_json: string | null;
   updated_at: string;
 }
 
@@ -167,23 +171,6 @@ export interface PasswordAttempts {
 }
 
 /** An organization's default QR code style and logo (migration 077). */
-export interface QrStyles {
-  org_id: string;
-  fg: string;
-  bg: string;
-  module_style: string;
-  /** 1: codes carry the logo unless a request says otherwise. */
-  logo: number;
-  frame_text: string | null;
-  /** The logo as the server re-encoded it: a PNG, base64. */
-  logo_png: string | null;
-  logo_width: number | null;
-  logo_height: number | null;
-  logo_uploaded_as: string | null;
-  logo_updated_at: string | null;
-  updated_at: string;
-}
-
 export interface RateLimitWindows {
   batch: number;
   burst: number;
@@ -552,7 +539,6 @@ export interface Schema {
   outbox_events: OutboxEvents;
   printer_profiles: PrinterProfiles;
   password_attempts: PasswordAttempts;
-  qr_styles: QrStyles;
   rate_limit_windows: RateLimitWindows;
   rules: Rules;
   scan_cache_epoch: ScanCacheEpoch;

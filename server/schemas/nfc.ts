@@ -7,11 +7,30 @@ import { allowLocalScanBaseBody } from './organization.ts';
 import { oneOf } from './common.ts';
 
 export const READER_STATES = ['starting', 'unavailable', 'no_daemon', 'no_reader', 'ready', 'card_present'] as const;
-export const NFC_ERROR_CODES = [
-  'unavailable', 'no_daemon', 'no_reader', 'no_tag', 'unsupported_card', 'not_formatted', 'too_small',
-  'read_only', 'tag_removed', 'verify_failed', 'lock_failed', 'uid_bound', 'already_written', 'duplicate_url', 'busy', 'io_error',
-  'wrong_key', 'no_master_key', 'password_protected', 'config_failed',
-] as const;
+/** Why an NFC operation failed: the one list of codes, used by the tag programmer and the API. */
+export const NfcErrorCode = oneOf([
+  'unavailable', // nfc-pcsc not installed / cannot load
+  'no_daemon', // pcscd not running
+  'no_reader',
+  'no_tag',
+  'unsupported_card',
+  'not_formatted',
+  'too_small',
+  'read_only',
+  'tag_removed',
+  'verify_failed',
+  'lock_failed',
+  'uid_bound',
+  'already_written', // the tag is bound to another node and holds its URL: a finished tag
+  'duplicate_url', // the tag holds the URL of a node bound to another tag
+  'busy',
+  'io_error',
+  'wrong_key', // an NTAG 424 DNA keyed by someone else (or with another master key)
+  'no_master_key', // an NTAG 424 DNA, and no organization master key to key it with
+  'password_protected', // an NTAG21x protected with a password that is not ours
+  'config_failed', // mirror or password configuration did not read back as written
+]);
+export type NfcErrorCodeT = z.infer<typeof NfcErrorCode>;
 /**
  * What protects a written tag (docs/nfc.md, "Protection per tag"): nothing; NTAG 424 DNA secure
  * unique messages; or an NTAG21x's UID + counter mirror, its password, or both.
@@ -72,7 +91,7 @@ export const TagInfoSchema = z.object({
   uid: z.string(),
   atr: z.string(),
   supported: z.boolean(),
-  refusal: z.object({ code: oneOf(NFC_ERROR_CODES), message: z.string() }).optional(),
+  refusal: z.object({ code: NfcErrorCode, message: z.string() }).optional(),
   type: z.string().optional(),
   dataAreaBytes: z.number().optional(),
   readOnly: z.boolean().optional(),
@@ -102,7 +121,7 @@ const NodeBriefSchema = z
 
 export const RefusalSchema = z
   .object({
-    code: oneOf(NFC_ERROR_CODES),
+    code: NfcErrorCode,
     message: z.string(),
     uid: z.string().optional(),
     serial: z.string().nullable().optional(),

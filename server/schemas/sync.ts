@@ -145,7 +145,7 @@ export type LeaseGrantedT = z.infer<typeof LeaseGranted>;
 
 // ---- push and pull (docs/sync.md, "Protocol reference") ----
 
-/** `organization`: an organization's settings (its scan domain); its entity_id is mapped to each side's own organization. */
+/** `organization`: an organization's settings (its scan domain, its QR style and logo); its entity_id is mapped to each side's own organization. */
 export const SYNC_ENTITIES = ['node', 'rule', 'template', 'webhook', 'batch', 'api_key', 'organization'] as const;
 export type SyncEntity = (typeof SYNC_ENTITIES)[number];
 const hlc = z.string({ error: 'must be a string' }).regex(/^[0-9a-f]{16}$/, 'must be 16 lowercase hex digits');

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { PNG } from 'pngjs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../server/platform/clock.ts';
@@ -89,6 +90,12 @@ describe('QR codes on brand', () => {
     expect((await upload('image/gif', logoPng())).status).toBe(422);
     const oversize = await api('PUT', '/organization/qr-style/logo', { content_type: 'image/png', data_base64: 'A'.repeat(400_000) });
     expect(oversize.status).toBe(422);
+    // Grey noise, one byte a pixel: 231 kB uploaded, ~790 kB once kept as RGBA (it must travel in one sync change).
+    const noise = new PNG({ width: 480, height: 480, colorType: 0, inputColorType: 0, inputHasAlpha: false, bitDepth: 8 });
+    noise.data = randomBytes(480 * 480);
+    const grown = await upload('image/png', PNG.sync.write(noise, { colorType: 0, inputColorType: 0, inputHasAlpha: false }));
+    expect(grown.status, grown.text).toBe(422);
+    expect(grown.body.details.data_base64).toMatch(/once re-encoded.*at most 512 KiB/);
     expect((await api('GET', '/organization/qr-style')).body.data.logo_image).toBeNull();
 
     const svg = await upload('image/svg+xml', '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 20 10"><rect width="20" height="10" rx="3" fill="#0a7"/></svg>');

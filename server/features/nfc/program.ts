@@ -3,6 +3,7 @@
  * FF D6, as PC/SC part 3 defines for contactless storage cards). No PC/SC library here: the
  * bridge child passes nfc-pcsc's transmit, tests can pass a fake.
  */
+import type { NfcErrorCodeT } from '../../schemas/nfc.ts';
 import { decodeUriMessage, encodeUriMessage } from './ndef.ts';
 import { contentOf, inspectNtag424, type Ntag424State, NTAG424_TYPE } from './ntag424-program.ts';
 import {
@@ -31,29 +32,8 @@ import {
 
 export type Transmit = (apdu: Buffer, maxResponseLength: number) => Promise<Buffer>;
 
-export const NFC_ERROR_CODES = [
-  'unavailable', // nfc-pcsc not installed / cannot load
-  'no_daemon', // pcscd not running
-  'no_reader',
-  'no_tag',
-  'unsupported_card',
-  'not_formatted',
-  'too_small',
-  'read_only',
-  'tag_removed',
-  'verify_failed',
-  'lock_failed',
-  'uid_bound',
-  'already_written', // the tag is bound to another node and holds its URL: a finished tag
-  'duplicate_url', // the tag holds the URL of a node bound to another tag
-  'wrong_key', // an NTAG 424 DNA keyed by someone else (or with another master key)
-  'no_master_key', // an NTAG 424 DNA, and no organization master key to key it with
-  'busy',
-  'io_error',
-  'password_protected', // an NTAG21x protected with a password that is not ours
-  'config_failed', // mirror or password configuration did not read back as written
-] as const;
-export type NfcErrorCode = (typeof NFC_ERROR_CODES)[number];
+/** The codes are the API's enum (server/schemas/nfc.ts), their single source. */
+export type NfcErrorCode = NfcErrorCodeT;
 
 export class NfcError extends Error {
   readonly code: NfcErrorCode;

@@ -77,10 +77,21 @@ function rasteriseSvg(bytes: Buffer): NormalisedLogo {
   return { png: image.asPng(), width: image.width, height: image.height };
 }
 
+/**
+ * Largest logo as kept (the re-encoded PNG, which can outgrow a well-compressed upload): the logo
+ * travels to every site in one sync change, whose fields are at most 1,000,000 characters
+ * (schemas/sync.ts), and 512 KiB is 699,052 in base64.
+ */
+export const MAX_STORED_LOGO_BYTES = 512 * 1024;
+
 /** Checks and converts an uploaded logo (422 naming what is wrong). */
 export function normaliseLogo(contentType: 'image/png' | 'image/svg+xml', base64: string): NormalisedLogo {
   const bytes = Buffer.from(base64, 'base64');
   if (bytes.length === 0) throw refuse('is empty');
   if (bytes.length > MAX_LOGO_BYTES) throw refuse(`is ${bytes.length} bytes; a logo may be at most ${MAX_LOGO_BYTES / 1024} KiB`);
-  return contentType === 'image/png' ? normalisePng(bytes) : rasteriseSvg(bytes);
+  const logo = contentType === 'image/png' ? normalisePng(bytes) : rasteriseSvg(bytes);
+  if (logo.png.length > MAX_STORED_LOGO_BYTES) {
+    throw refuse(`is ${logo.png.length} bytes once re-encoded as a plain PNG; at most ${MAX_STORED_LOGO_BYTES / 1024} KiB: use fewer pixels or fewer colours`);
+  }
+  return logo;
 }

@@ -16,7 +16,7 @@ import { type EcLevel, QUIET_ZONE_MODULES, qrSymbol } from './qr.ts';
 import { composeArt } from './qrArt.ts';
 import { svgToPng } from './qrArtPng.ts';
 import { artSvg } from './qrArtSvg.ts';
-import type { QrStyleRepo, QrStyleRow } from './qrStyleRepo.ts';
+import type { QrStyleRepo, QrStyleRow, StoredQrStyleT } from './qrStyleRepo.ts';
 
 /** The frame's text when a request asks for a frame and neither it nor the defaults name one. */
 export const DEFAULT_FRAME_TEXT = 'Scan me';
@@ -44,22 +44,30 @@ export interface QrFileRequest {
 
 const noLogo = () => new ValidationError({ logo: 'the organization has no logo: upload one with PUT /v1/organization/qr-style/logo' });
 
-function toStyle(row: QrStyleRow | undefined): QrStyleT {
-  if (!row) return BUILT_IN_QR_STYLE;
-  const moduleStyle = (MODULE_STYLES as readonly string[]).includes(row.module_style) ? (row.module_style as ModuleStyle) : 'square';
-  return { fg: row.fg, bg: row.bg, module_style: moduleStyle, logo: row.logo === 1 && row.logo_png !== null, frame_text: row.frame_text };
+function toStyle(row: QrStyleRow): QrStyleT {
+  const stored = row.style;
+  if (!stored) return { ...BUILT_IN_QR_STYLE };
+  const moduleStyle = (MODULE_STYLES as readonly string[]).includes(stored.module_style) ? (stored.module_style as ModuleStyle) : 'square';
+  return { fg: stored.fg, bg: stored.bg, module_style: moduleStyle, logo: stored.logo && row.logo !== null, frame_text: stored.frame_text };
 }
 
-function logoInfo(row: QrStyleRow | undefined): QrLogoInfoT | null {
-  if (!row?.logo_png) return null;
+function logoInfo(row: QrStyleRow): QrLogoInfoT | null {
+  const logo = row.logo;
+  if (!logo) return null;
   return {
     content_type: 'image/png',
-    width: row.logo_width ?? 0,
-    height: row.logo_height ?? 0,
-    bytes: Buffer.byteLength(row.logo_png, 'base64'),
-    uploaded_as: row.logo_uploaded_as === 'image/svg+xml' ? 'image/svg+xml' : 'image/png',
-    updated_at: row.logo_updated_at ?? row.updated_at,
+    width: logo.width,
+    height: logo.height,
+    bytes: Buffer.byteLength(logo.png, 'base64'),
+    uploaded_as: logo.uploaded_as === 'image/svg+xml' ? 'image/svg+xml' : 'image/png',
+    updated_at: logo.updated_at,
   };
+}
+
+/** When the style or the logo last changed (null: neither was ever set). */
+function lastChange(row: QrStyleRow): string | null {
+  const times = [row.style?.updated_at, row.logo?.updated_at].filter((t): t is string => t !== undefined);
+  return times.length === 0 ? null : times.reduce((a, b) => (a > b ? a : b));
 }
 
 /**
@@ -75,30 +83,25 @@ export class QrStyleService {
 
   async defaults(orgId: string, db: Executor = this.deps.store.db): Promise<QrStyleDefaultsT> {
     const row = await this.deps.repo.get(db, orgId);
-    return { ...toStyle(row), logo_image: logoInfo(row), updated_at: row?.updated_at ?? null };
-  }
-
-  private blankRow(orgId: string, at: string): QrStyleRow {
-    const s = BUILT_IN_QR_STYLE;
-    return { org_id: orgId, fg: s.fg, bg: s.bg, module_style: s.module_style, logo: 0, frame_text: null, logo_png: null, logo_width: null, logo_height: null, logo_uploaded_as: null, logo_updated_at: null, updated_at: at };
+    return { ...toStyle(row), logo_image: logoInfo(row), updated_at: lastChange(row) };
   }
 
   async updateDefaults(orgId: string, input: { fg?: string | undefined; bg?: string | undefined; module_style?: ModuleStyle | undefined; logo?: boolean | undefined; frame_text?: string | null | undefined }): Promise<QrStyleDefaultsT> {
     await this.deps.store.transaction(async (tx) => {
       const at = isoAt(this.deps.clock);
-      const row = (await this.deps.repo.get(tx, orgId)) ?? this.blankRow(orgId, at);
-      const next: QrStyleRow = {
-        ...row,
-        fg: input.fg ?? row.fg,
-        bg: input.bg ?? row.bg,
-        module_style: input.module_style ?? row.module_style,
-        logo: input.logo === undefined ? row.logo : input.logo ? 1 : 0,
-        frame_text: input.frame_text === undefined ? row.frame_text : input.frame_text,
+      const row = await this.deps.repo.get(tx, orgId);
+      const current = toStyle(row);
+      const next: StoredQrStyleT = {
+        fg: input.fg ?? current.fg,
+        bg: input.bg ?? current.bg,
+        module_style: input.module_style ?? current.module_style,
+        logo: input.logo ?? row.style?.logo ?? false,
+        frame_text: input.frame_text === undefined ? current.frame_text : input.frame_text,
         updated_at: at,
       };
       assertReadableColours(next.fg, next.bg);
-      if (next.logo === 1 && !next.logo_png) throw noLogo();
-      await this.deps.repo.put(tx, next);
+      if (next.logo && !row.logo) throw noLogo();
+      await this.deps.repo.putStyle(tx, orgId, next, at);
     });
     return this.defaults(orgId);
   }
@@ -106,19 +109,8 @@ export class QrStyleService {
   /** Checks, converts and keeps the organization's logo (422 for a refused file). */
   async uploadLogo(orgId: string, input: { content_type: 'image/png' | 'image/svg+xml'; data_base64: string }): Promise<QrStyleDefaultsT> {
     const logo = normaliseLogo(input.content_type, input.data_base64);
-    await this.deps.store.transaction(async (tx) => {
-      const at = isoAt(this.deps.clock);
-      const row = (await this.deps.repo.get(tx, orgId)) ?? this.blankRow(orgId, at);
-      await this.deps.repo.put(tx, {
-        ...row,
-        logo_png: logo.png.toString('base64'),
-        logo_width: logo.width,
-        logo_height: logo.height,
-        logo_uploaded_as: input.content_type,
-        logo_updated_at: at,
-        updated_at: at,
-      });
-    });
+    const at = isoAt(this.deps.clock);
+    await this.deps.repo.putLogo(this.deps.store.db, orgId, { png: logo.png.toString('base64'), width: logo.width, height: logo.height, uploaded_as: input.content_type, updated_at: at }, at);
     return this.defaults(orgId);
   }
 
@@ -126,9 +118,10 @@ export class QrStyleService {
   async deleteLogo(orgId: string): Promise<QrStyleDefaultsT> {
     await this.deps.store.transaction(async (tx) => {
       const row = await this.deps.repo.get(tx, orgId);
-      if (!row?.logo_png) throw new NotFoundError('No logo');
+      if (!row.logo) throw new NotFoundError('No logo');
       const at = isoAt(this.deps.clock);
-      await this.deps.repo.put(tx, { ...row, logo: 0, logo_png: null, logo_width: null, logo_height: null, logo_uploaded_as: null, logo_updated_at: at, updated_at: at });
+      await this.deps.repo.putLogo(tx, orgId, null, at);
+      if (row.style?.logo) await this.deps.repo.putStyle(tx, orgId, { ...row.style, logo: false, updated_at: at }, at);
     });
     return this.defaults(orgId);
   }
@@ -136,8 +129,8 @@ export class QrStyleService {
   /** The logo as stored (a PNG we wrote), or 404. */
   async logoPng(orgId: string): Promise<Buffer> {
     const row = await this.deps.repo.get(this.deps.store.db, orgId);
-    if (!row?.logo_png) throw new NotFoundError('No logo');
-    return Buffer.from(row.logo_png, 'base64');
+    if (!row.logo) throw new NotFoundError('No logo');
+    return Buffer.from(row.logo.png, 'base64');
   }
 
   /** The request's options over the organization's defaults; 400 for unreadable colours, 422 for a logo the organization lacks. */
@@ -155,8 +148,8 @@ export class QrStyleService {
       frame_text: frameText,
     };
     assertReadableColours(style.fg, style.bg);
-    if (style.logo && !row?.logo_png) throw noLogo();
-    return { style, logoPng: style.logo && row?.logo_png ? Buffer.from(row.logo_png, 'base64') : null };
+    if (style.logo && !row.logo) throw noLogo();
+    return { style, logoPng: style.logo && row.logo ? Buffer.from(row.logo.png, 'base64') : null };
   }
 
   /** `text` as a styled QR code file; a logo raises error correction to H whatever `ecc` says. */

@@ -412,11 +412,35 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
     }
   }
 
+  /**
+   * Resolves a request that records nothing (HEAD, contact.vcf, the password form) the way a scan
+   * is decided: a node with max_scans on its scan_count as stored now, which every process's
+   * answered scans are in, rather than on this process's cache (which misses the scans other
+   * processes served since it was read). Synchronous on SQLite; `done(null)` when the read failed.
+   */
+  function resolveUnrecorded(res: ServerResponse, entry: CacheEntry, ctx: () => ScanContext, at: number, unlocked: boolean, requestId: string, done: (r: Resolution) => void): void {
+    if (entry.kind !== 'node' || entry.limits === null || entry.limits.maxScans === null) return done(resolve(entry, ctx, at, { unlocked }));
+    const decide = (stored: number | undefined) => done(resolve(entry, ctx, at, { unlocked, counted: stored ?? entry.limits?.counted }));
+    let count: ReturnType<ScanStorage['scanCount']>;
+    try {
+      count = storage.scanCount(entry.node.id);
+    } catch (err) {
+      return unanswerable(res, requestId, err);
+    }
+    if (!isPending(count)) return decide(count);
+    count.then(decide, (err: unknown) => unanswerable(res, requestId, err));
+  }
+
+  function unanswerable(res: ServerResponse, requestId: string, err: unknown): void {
+    onError(err);
+    if (!res.headersSent) send(res, 'GET', unavailable, requestId);
+  }
+
   /** HEAD and contact.vcf: resolved from the current state, nothing recorded. */
   function answerUnrecorded(req: IncomingMessage, res: ServerResponse, method: string, slug: string, contact: boolean, at: number, ua: UserAgentInfo, uaString: string, requestId: string): void {
     withView(res, method, slug, at, requestId, (view) => {
       const entry = view.entry(slug);
-      answerAt(res, method, resolve(entry, unrecordedContext(req, view, entry, at, ua, uaString), at), slug, contact, requestId);
+      resolveUnrecorded(res, entry, unrecordedContext(req, view, entry, at, ua, uaString), at, false, requestId, (r) => answerAt(res, method, r, slug, contact, requestId));
     });
   }
 
@@ -437,23 +461,22 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       withView(res, 'GET', slug, at, requestId, (view) => {
         const entry = view.entry(slug);
         const ctx = unrecordedContext(req, view, entry, at, ua, uaString);
-        const r = resolve(entry, ctx, at);
-        if (entry.kind !== 'node' || r.kind !== 'status' || r.status !== 'password' || !entry.limits?.passwordHash) {
-          answerAt(res, 'GET', r, slug, contact, requestId);
-          return;
-        }
-        const passwordHash = entry.limits.passwordHash;
-        const [node, address] = [entry.node.id, visitorOf(req).ip];
-        const check = async () => {
-          const wait = await attempts.begin(node, address, at);
-          if (wait > 0) return send(res, 'GET', renderPasswordLocked(wait), requestId);
-          if (!(await verifyPassword(form.get('password') ?? '', passwordHash))) return send(res, 'GET', renderStatus('password_wrong'), requestId);
-          await attempts.succeeded(node, address);
-          answerAt(res, 'GET', resolve(entry, ctx, at, true), slug, contact, requestId);
-        };
-        check().catch((err: unknown) => {
-          onError(err);
-          if (!res.headersSent) send(res, 'GET', unavailable, requestId);
+        resolveUnrecorded(res, entry, ctx, at, false, requestId, (r) => {
+          if (entry.kind !== 'node' || r.kind !== 'status' || r.status !== 'password' || !entry.limits?.passwordHash) {
+            answerAt(res, 'GET', r, slug, contact, requestId);
+            return;
+          }
+          const passwordHash = entry.limits.passwordHash;
+          const [node, address] = [entry.node.id, visitorOf(req).ip];
+          const check = async () => {
+            const wait = await attempts.begin(node, address, at);
+            if (wait > 0) return send(res, 'GET', renderPasswordLocked(wait), requestId);
+            if (!(await verifyPassword(form.get('password') ?? '', passwordHash))) return send(res, 'GET', renderStatus('password_wrong'), requestId);
+            await attempts.succeeded(node, address);
+            // Decided again on the count as it is now: others may have used the node up during the check.
+            resolveUnrecorded(res, entry, ctx, at, true, requestId, (unlocked) => answerAt(res, 'GET', unlocked, slug, contact, requestId));
+          };
+          check().catch((err: unknown) => unanswerable(res, requestId, err));
         });
       });
     });

@@ -29,6 +29,12 @@ export class PostgresScanRepo {
     return rows.map((r) => ({ ...r, scan_count: Number(r.scan_count), max_scans: r.max_scans === null ? null : Number(r.max_scans) }));
   }
 
+  /** The node's scan_count as stored (undefined: no such node). */
+  async scanCountOf(db: Executor, nodeId: string): Promise<number | undefined> {
+    const row = await db.selectFrom('nodes').select('scan_count').where('id', '=', nodeId).executeTakeFirst();
+    return row === undefined ? undefined : Number(row.scan_count);
+  }
+
   /** Every rule of these nodes (the resolver orders them itself, rules.ts orderRules). */
   async rulesOf(db: Executor, nodeIds: readonly string[]): Promise<Array<RuleRowForScan & { node_id: string }>> {
     const rows = await db

@@ -128,6 +128,7 @@ export function postgresScanStorage(options: PostgresScanStorageOptions): ScanSt
         (err: unknown) => done(err instanceof Error ? err : new Error(String(err))),
       );
     },
+    scanCount: (nodeId) => repo.scanCountOf(store.db, nodeId),
     maxInFlight: options.maxInFlight ?? 1,
     async close() {
       clearInterval(poll);

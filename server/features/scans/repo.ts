@@ -56,6 +56,7 @@ export class ScanRepo {
   private readonly epochStmt: Statement;
   private readonly nodeStmt: Statement;
   private readonly slugStmt: Statement;
+  private readonly scanCountStmt: Statement;
   private readonly rulesStmt: Statement;
   private readonly saltGet: Statement;
   private readonly saltPut: Statement;
@@ -65,6 +66,7 @@ export class ScanRepo {
     this.epochStmt = db.prepare('SELECT epoch FROM scan_cache_epoch WHERE id = 1').pluck();
     this.nodeStmt = db.prepare('SELECT id, org_id, slug, function_type, payload_json, status, scan_count, expires_at, max_scans, password_hash, after_limit_json FROM nodes WHERE slug = ?');
     this.slugStmt = db.prepare('SELECT deleted_at FROM slugs WHERE slug = ?');
+    this.scanCountStmt = db.prepare('SELECT scan_count FROM nodes WHERE id = ?').pluck();
     this.rulesStmt = db.prepare(
       'SELECT id, rule_type, conditions_json, function_type, payload_json, priority, enabled, created_at FROM rules WHERE node_id = ? ORDER BY priority, created_at, id',
     );
@@ -78,6 +80,11 @@ export class ScanRepo {
 
   nodeBySlug(slug: string): NodeRowForScan | undefined {
     return this.nodeStmt.get(slug) as NodeRowForScan | undefined;
+  }
+
+  /** The node's scan_count as stored (undefined: no such node). */
+  scanCountOf(nodeId: string): number | undefined {
+    return this.scanCountStmt.get(nodeId) as number | undefined;
   }
 
   /** undefined = never minted; otherwise the tombstone time (null while the node exists). */

@@ -77,11 +77,24 @@ function fallbackOf(json: string | null): Content | null {
   return { function_type: 'redirect', payload: { url: value.url } };
 }
 
-/** Whether `limits` stop a scan at `at` (clock ms), and why. */
-export function limitReason(limits: NodeLimits, at: number): LimitReason | null {
+/**
+ * Whether `limits` stop a request at `at` (clock ms), and why: the one decision every path that
+ * serves content makes. `counted`: the node's counted scans to decide on; a scan decides on its
+ * entry's count (made exact under the write's row lock on PostgreSQL, handler.ts Recount), a
+ * request that records nothing (HEAD, contact.vcf, the password form) on scan_count as stored.
+ */
+export function limitReason(limits: NodeLimits, at: number, counted = limits.counted): LimitReason | null {
   if (limits.expiresAt !== null && at >= limits.expiresAt) return 'expired';
-  if (limits.maxScans !== null && limits.counted >= limits.maxScans) return 'limit_reached';
+  if (limits.maxScans !== null && counted >= limits.maxScans) return 'limit_reached';
   return null;
+}
+
+/** How a request is resolved beyond the scan's own state (resolve). */
+export interface ResolveOptions {
+  /** The visitor gave the node's password (the password page's form): the gate is passed; limits still apply. */
+  unlocked?: boolean;
+  /** The counted scans to decide max_scans on, instead of the entry's (limitReason). */
+  counted?: number;
 }
 
 function parseJson(text: string): unknown {
@@ -208,11 +221,8 @@ export class ScanCache {
 
 const SERVED = new Set(['active', 'lost']);
 
-/**
- * What a scan at `at` (clock ms) gets. `unlocked`: the visitor gave the node's password (the
- * password page's form), so the gate is passed; limits still apply.
- */
-export function resolve(entry: CacheEntry, ctx: ScanContext | (() => ScanContext), at: number, unlocked = false): Resolution {
+/** What a request at `at` (clock ms) gets (options: ResolveOptions). */
+export function resolve(entry: CacheEntry, ctx: ScanContext | (() => ScanContext), at: number, options: ResolveOptions = {}): Resolution {
   if (entry.kind === 'unknown') return { kind: 'status', status: 'unknown', outcome: null, entry, rule: null };
   if (entry.kind === 'deleted') return { kind: 'status', status: 'deleted', outcome: null, entry, rule: null };
   const status = entry.node.status;
@@ -221,13 +231,13 @@ export function resolve(entry: CacheEntry, ctx: ScanContext | (() => ScanContext
   if (!SERVED.has(status) || !entry.own) return { kind: 'status', status: 'inactive', outcome: 'inactive', entry, rule: null };
   const limits = entry.limits;
   if (limits !== null) {
-    const reason = limitReason(limits, at);
+    const reason = limitReason(limits, at, options.counted);
     if (reason !== null) {
       return limits.fallback
         ? { kind: 'content', content: limits.fallback, outcome: reason, entry, rule: null }
         : { kind: 'status', status: reason, outcome: reason, entry, rule: null };
     }
-    if (limits.passwordHash !== null && !unlocked) return { kind: 'status', status: 'password', outcome: 'password', entry, rule: null };
+    if (limits.passwordHash !== null && options.unlocked !== true) return { kind: 'status', status: 'password', outcome: 'password', entry, rule: null };
   }
   if (entry.rules.rules.length > 0) {
     const rule = evaluateRules(entry.rules, typeof ctx === 'function' ? ctx() : ctx);

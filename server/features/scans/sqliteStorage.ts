@@ -60,6 +60,7 @@ export function sqliteScanStorage(options: SqliteScanStorageOptions): ScanStorag
       return view;
     },
     write: (records, done) => sink.write(records, done),
+    scanCount: (nodeId) => repo.scanCountOf(nodeId),
     maxInFlight: options.maxInFlight ?? 1,
     async close() {
       await sink.close();

@@ -34,6 +34,12 @@ export interface ScanStorage {
    * with each scan's event id or null (its node was deleted meanwhile: not recorded).
    */
   write(records: ScanRecord[], done: (err: Error | null, results?: WriteResult) => void, recount?: Recount): void;
+  /**
+   * A node's scan_count as stored now (undefined: no such node): the count of every scan any
+   * process has answered, since each is answered only after its commit. Requests that record
+   * nothing decide max_scans on it (handler.ts); synchronous on SQLite.
+   */
+  scanCount(nodeId: string): number | undefined | Promise<number | undefined>;
   /** Batches committed and not yet durable, at most. */
   readonly maxInFlight: number;
   /** Stops background work and closes what the storage opened (the caller closes the store). */
@@ -50,6 +56,6 @@ export interface ScanStorage {
 export type Recount = (scanCounts: ReadonlyMap<string, number>) => void;
 
 /** True for a view still being prepared (PostgreSQL), false for one ready now (SQLite). */
-export function isPending(v: ScanView | Promise<ScanView>): v is Promise<ScanView> {
-  return typeof (v as Promise<ScanView>).then === 'function';
+export function isPending<T>(v: T | Promise<T>): v is Promise<T> {
+  return typeof (v as Promise<T> | null)?.then === 'function';
 }

@@ -42,11 +42,12 @@ export const ENTITY_TABLES = {
     cols: ['name', 'prefix', 'key_hash', 'plan', 'limits_json', 'created_at', 'revoked_at'],
     required: ['name', 'prefix', 'key_hash', 'plan', 'created_at'],
   },
-  // An organization's settings (migration 066): one row per organization, keyed by its id, which
-  // differs on each side, so apply maps it to the local organization (settingsOfLocalOrg).
+  // An organization's settings (migrations 066, 086): one row per organization, keyed by its id,
+  // which differs on each side, so apply maps it to the local organization (settingsOfLocalOrg).
+  // The QR style and the logo are one field each: each wins or loses as a whole.
   organization: {
     table: 'organization_settings',
-    cols: ['scan_base', 'updated_at'],
+    cols: ['scan_base', 'qr_style_json', 'qr_logo_json', 'updated_at'],
     required: ['updated_at'],
   },
 } as const;
