@@ -127,13 +127,24 @@ export class HttpRemoteClient implements RemoteApi {
   private async call(method: string, path: string, body?: unknown): Promise<unknown> {
     let res: Response;
     let text: string;
-    try {
-      res = await fetch(`${this.base}${path}`, {
+    const signal = AbortSignal.any([AbortSignal.timeout(this.timeoutMs), this.closing.signal, this.givingUp.signal]);
+    const send = () =>
+      fetch(`${this.base}${path}`, {
         method,
         headers: { authorization: `Bearer ${this.key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
         ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-        signal: AbortSignal.any([AbortSignal.timeout(this.timeoutMs), this.closing.signal, this.givingUp.signal]),
+        signal,
       });
+    try {
+      try {
+        res = await send();
+      } catch (err) {
+        // A kept-alive connection the remote closed as idle just as this call went out on it: the
+        // call never reached the remote, so it goes again on a fresh connection (as browsers do).
+        // Every sync call is safe to repeat anyway: the next round would.
+        if (signal.aborted || !closedUnderUs(err)) throw err;
+        res = await send();
+      }
       text = await res.text();
     } catch (err) {
       // A remote that accepts the connection but never answers ends here too, by the timeout.
@@ -153,4 +164,10 @@ export class HttpRemoteClient implements RemoteApi {
     if (res.status >= 500 || res.status === 429 || !parsed) throw new RemoteUnavailableError(`Remote answered ${res.status}: ${error}`);
     throw new RemoteRefusedError(res.status, `Remote refused (${res.status}): ${error}`);
   }
+}
+
+/** The connection was closed or reset by the other side before any answer (undici's socket error, or the OS's). */
+function closedUnderUs(err: unknown): boolean {
+  const code = err instanceof Error && err.cause && typeof err.cause === 'object' ? (err.cause as { code?: unknown }).code : undefined;
+  return code === 'UND_ERR_SOCKET' || code === 'ECONNRESET' || code === 'EPIPE';
 }
