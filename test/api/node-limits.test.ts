@@ -235,6 +235,28 @@ describe('node limits at scan time', () => {
     }
   });
 
+  it('the last allowed scan\'s visitor may still unlock the content and save the card; after a further scan, no one can', async () => {
+    const gated = await create({ password: 'one-time', max_scans: 1 });
+    await eventually(async () => expect((await scan(gated.slug, { method: 'HEAD' })).status).toBe(200));
+    expect((await scan(gated.slug)).status).toBe(200); // the password page: the one counted scan
+    const unlocked = await scan(gated.slug, { password: 'one-time', ip: '192.0.2.50' });
+    expect(unlocked.status).toBe(302);
+    expect(unlocked.headers.get('location')).toBe(DESTINATION);
+    // HEAD says what the next scan would get.
+    expect((await scan(gated.slug, { method: 'HEAD' })).status).toBe(410);
+
+    const card = await create({ max_scans: 1 }, 'vcard');
+    await eventually(async () => expect((await scan(card.slug, { method: 'HEAD' })).status).toBe(200));
+    expect((await scan(card.slug)).text).toContain('Lovelace'); // the card page: the one counted scan
+    const saved = await scan(card.slug, { path: '/contact.vcf' }); // its "Save contact" button
+    expect(saved.status).toBe(200);
+    expect(saved.text).toContain('FN:Ada Lovelace');
+    expect((await scan(card.slug)).status).toBe(410);
+    const late = await scan(card.slug, { path: '/contact.vcf' });
+    expect(late.status).toBe(410);
+    expect(late.text).not.toContain('Lovelace');
+  });
+
   it('limits come before the password: a used-up gated node answers per after_limit, with or without the password', async () => {
     const node = await create({ password: 'pw-limit', max_scans: 1 });
     await eventually(async () => expect((await scan(node.slug, { method: 'HEAD' })).status).toBe(200));

@@ -417,10 +417,16 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
    * is decided: a node with max_scans on its scan_count as stored now, which every process's
    * answered scans are in, rather than on this process's cache (which misses the scans other
    * processes served since it was read). Synchronous on SQLite; `done(null)` when the read failed.
+   * `followsScan`: the request comes from a page a counted scan showed (the password form, "Save
+   * contact"), so that scan is in the count and decides: the last allowed scan's visitor may still
+   * unlock it or save the card; HEAD asks what the next scan would get.
    */
-  function resolveUnrecorded(res: ServerResponse, entry: CacheEntry, ctx: () => ScanContext, at: number, unlocked: boolean, requestId: string, done: (r: Resolution) => void): void {
+  function resolveUnrecorded(res: ServerResponse, entry: CacheEntry, ctx: () => ScanContext, at: number, unlocked: boolean, followsScan: boolean, requestId: string, done: (r: Resolution) => void): void {
     if (entry.kind !== 'node' || entry.limits === null || entry.limits.maxScans === null) return done(resolve(entry, ctx, at, { unlocked }));
-    const decide = (stored: number | undefined) => done(resolve(entry, ctx, at, { unlocked, counted: stored ?? entry.limits?.counted }));
+    const decide = (stored: number | undefined) => {
+      const counted = stored ?? entry.limits?.counted ?? 0;
+      done(resolve(entry, ctx, at, { unlocked, counted: followsScan ? Math.max(0, counted - 1) : counted }));
+    };
     let count: ReturnType<ScanStorage['scanCount']>;
     try {
       count = storage.scanCount(entry.node.id);
@@ -440,7 +446,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
   function answerUnrecorded(req: IncomingMessage, res: ServerResponse, method: string, slug: string, contact: boolean, at: number, ua: UserAgentInfo, uaString: string, requestId: string): void {
     withView(res, method, slug, at, requestId, (view) => {
       const entry = view.entry(slug);
-      resolveUnrecorded(res, entry, unrecordedContext(req, view, entry, at, ua, uaString), at, false, requestId, (r) => answerAt(res, method, r, slug, contact, requestId));
+      resolveUnrecorded(res, entry, unrecordedContext(req, view, entry, at, ua, uaString), at, false, contact && method !== 'HEAD', requestId, (r) => answerAt(res, method, r, slug, contact, requestId));
     });
   }
 
@@ -461,7 +467,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
       withView(res, 'GET', slug, at, requestId, (view) => {
         const entry = view.entry(slug);
         const ctx = unrecordedContext(req, view, entry, at, ua, uaString);
-        resolveUnrecorded(res, entry, ctx, at, false, requestId, (r) => {
+        resolveUnrecorded(res, entry, ctx, at, false, true, requestId, (r) => {
           if (entry.kind !== 'node' || r.kind !== 'status' || r.status !== 'password' || !entry.limits?.passwordHash) {
             answerAt(res, 'GET', r, slug, contact, requestId);
             return;
@@ -474,7 +480,7 @@ export function createScanHandler(deps: ScanHandlerDeps): ScanHandler {
             if (!(await verifyPassword(form.get('password') ?? '', passwordHash))) return send(res, 'GET', renderStatus('password_wrong'), requestId);
             await attempts.succeeded(node, address);
             // Decided again on the count as it is now: others may have used the node up during the check.
-            resolveUnrecorded(res, entry, ctx, at, true, requestId, (unlocked) => answerAt(res, 'GET', unlocked, slug, contact, requestId));
+            resolveUnrecorded(res, entry, ctx, at, true, true, requestId, (unlocked) => answerAt(res, 'GET', unlocked, slug, contact, requestId));
           };
           check().catch((err: unknown) => unanswerable(res, requestId, err));
         });
