@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { VirtualTag } from '../../../test/nfc/virtual-tag.ts';
 import { decodeUriMessage } from './ndef.ts';
 import { MIRROR_PLACEHOLDER, mirrorUrl, parseMirror, unmirrored } from './ntag21x.ts';
-import { formatUid, inspectTag, NfcError, readCounter, writeUriToTag, type Transmit } from './program.ts';
+import { formatUid, inspectTag, NfcError, readCounter, verifyUriOnTag, writeUriToTag, type Transmit } from './program.ts';
 
 /** The virtual tag answered in-process (no PC/SC): for the pure logic. */
 function direct(tag: VirtualTag): Transmit {
@@ -99,6 +99,18 @@ describe('NTAG21x password', () => {
     expect(plain).toMatchObject({ protected: false, mirror: false });
     expect(tapUrl(tag)).toBe('https://wm.example/v/PLAIN001?nfc');
     expect(tag.failedAuths).toEqual([]);
+  });
+
+  it('a tag recognised after a crash (its URL already there) reports the password and mirror it has, writing nothing', async () => {
+    const url = 'https://wm.example/v/CRASH001?nfc';
+    const tag = new VirtualTag();
+    await writeUriToTag(direct(tag), await present(tag), url, { protect: true, password: OURS });
+    const writes = tag.stats.writes;
+    expect(await verifyUriOnTag(direct(tag), await present(tag), url)).toMatchObject({ protected: true, mirror: false, pagesWritten: 0 });
+    const plain = new VirtualTag();
+    await writeUriToTag(direct(plain), await present(plain), url, {});
+    expect(await verifyUriOnTag(direct(plain), await present(plain), url)).toMatchObject({ protected: false, mirror: false });
+    expect(tag.stats.writes).toBe(writes);
   });
 
   it('refuses a tag protected with another password, explaining why, and writes nothing', async () => {

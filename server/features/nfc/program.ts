@@ -425,13 +425,18 @@ export function takeInspectApdus(snapshot: TagSnapshot): number {
 
 /**
  * For a tag that already holds `url` (written before a crash, or lifted during the verify read):
- * reads it back and compares, exactly as a write's verification does, and writes nothing.
+ * reads it back and compares, exactly as a write's verification does, and writes nothing. An
+ * NTAG21x's configuration is read too (1 APDU), to report its mirror and password as they are.
  */
 export async function verifyUriOnTag(tx: Transmit, snapshot: TagSnapshot, url: string): Promise<WriteOutcome> {
   const { info, cc } = snapshot;
   if (!cc) throw new NfcError('not_formatted', messages.notFormatted);
   const counter: ApduCounter = { apdus: 0 };
   await verifyTlv(tx, ndefTlv(encodeUriMessage(url), cc.dataAreaBytes), counter);
+  // The write before the crash may have protected it already (the URL is written before the
+  // password): the log must say so, or a later rewrite would not know to authenticate.
+  const cfgPage = configPageFor(cc.dataAreaBytes);
+  const config = cfgPage === null ? null : parseConfig(await readPages(tx, cfgPage, counter));
   return {
     uid: info.uid,
     type: info.type ?? 'Type 2 tag',
@@ -440,7 +445,7 @@ export async function verifyUriOnTag(tx: Transmit, snapshot: TagSnapshot, url: s
     inspectApdus: takeInspectApdus(snapshot),
     pagesWritten: 0,
     locked: false,
-    mirror: false,
-    protected: false,
+    mirror: config !== null && config.mirrorConf !== 0,
+    protected: config !== null && isPasswordProtected(config, cfgPage!),
   };
 }

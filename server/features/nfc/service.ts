@@ -602,7 +602,8 @@ export class NfcService {
         apdus: outcome.inspectApdus + outcome.apdus,
         recognised: outcome.recognised ?? verifyOnly,
         keyVersion: dna ? (keys?.version ?? null) : null,
-        passwordVersion: outcome.protected ? (newPassword?.version ?? null) : null,
+        // A recognised tag that is protected was protected by the write before the crash: with the current version.
+        passwordVersion: outcome.protected ? (newPassword?.version ?? (verifyOnly ? (passwords?.currentVersion(orgId) ?? null) : null)) : null,
         ms,
         sessionId: opts.sessionId,
       });
