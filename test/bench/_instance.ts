@@ -12,7 +12,7 @@ import { sql } from 'kysely';
 import { openStore, type OpenedStore } from '../../server/db/openStore.ts';
 import type { Executor } from '../../server/db/store.ts';
 import { freshPostgresDatabase, postgresMissing } from '../support/stores.ts';
-import { repoRoot, type ServerProcess, spawnServer, tempDataDir, UNLIMITED } from '../support/server.ts';
+import { giveRootKey, repoRoot, type ServerProcess, spawnServer, tempDataDir, UNLIMITED } from '../support/server.ts';
 
 export type Backend = 'sqlite' | 'postgres';
 
@@ -42,6 +42,8 @@ function cli(args: string[]): string {
 export async function openInstance(backend: Backend): Promise<Instance> {
   const dataDir = tempDataDir(`waymark-bench-${backend}-`);
   const pg = backend === 'postgres' ? await freshPostgresDatabase() : null;
+  // A server on PostgreSQL refuses to start without the operator's root key (docs/deploy.md).
+  if (pg) giveRootKey(join(dataDir, 'secrets.json'));
   const where = ['--data', dataDir, ...(pg ? ['--database', pg.url] : [])];
   const opened = await openStore({ dataDir, database: pg?.url, poolSize: 2 });
   const servers = new Set<ServerProcess>();
