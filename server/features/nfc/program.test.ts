@@ -55,7 +55,7 @@ describe('programming a Type 2 tag', () => {
     // The presentation's detection is reported with the first write or verify on it, once. The
     // verify reads the URL back (3 READs) and the NTAG216's configuration (1), for its password.
     expect(verified).toMatchObject({ pagesWritten: 0, inspectApdus: inspected, apdus: 4, protected: false, mirror: false });
-    expect(inspected + verified.apdus).toBe(written.stats.apdus);
+    expect((inspected ?? 0) + verified.apdus).toBe(written.stats.apdus);
     expect(read.inspectApdus).toBe(0);
     expect(written.stats.writes).toBe(0);
     expect(await codeOf(verifyUriOnTag(direct(written), read, 'https://wm.example/v/OTHER123?nfc'))).toBe('verify_failed');
