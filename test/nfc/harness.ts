@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import readline from 'node:readline';
 import { needsPackage, systemSkip } from '../support/system.ts';
-import type { CardEndpoint } from './virtual-tag.ts';
+import type { CardEndpoint } from './vpcd-card.ts';
 
 const sandboxScript = join(import.meta.dirname, 'pcscd-sandbox.ts');
 

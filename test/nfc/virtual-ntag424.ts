@@ -17,7 +17,6 @@
  * `holdAt(pred)` (the command is applied, its reply held until `release()`).
  */
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
 import {
   cbcDecrypt,
   cbcEncrypt,
@@ -31,7 +30,7 @@ import {
   truncate,
   unpad,
 } from './ntag424-card-crypto.ts';
-import type { CardEndpoint } from './virtual-tag.ts';
+import { type CardAnswer, VpcdCard } from './vpcd-card.ts';
 
 /** ATR an ACR122-style PC/SC reader reports for an NTAG 424 DNA (ISO 14443-4 Type A). */
 export const ATR_NTAG424 = Buffer.from('3B8180018080', 'hex');
@@ -97,7 +96,7 @@ export interface VirtualNtag424Options {
   keys?: Buffer[];
 }
 
-export class VirtualNtag424 {
+export class VirtualNtag424 extends VpcdCard {
   readonly uid: Buffer;
   readonly atr = ATR_NTAG424;
   readonly keys: Buffer[];
@@ -113,15 +112,12 @@ export class VirtualNtag424 {
   private counted = false;
   private pendingAuth: { keyNo: number; rndB: Buffer } | null = null;
   private session: Session | null = null;
-  private socket: net.Socket | null = null;
-  private pending = Buffer.alloc(0);
   private pullWhen: ((cmd: Buffer) => boolean) | null = null;
   private holdWhen: ((cmd: Buffer) => boolean) | null = null;
   private holdReached: (() => void) | null = null;
-  private heldReply: Buffer | null = null;
-  private closedWaiters: Array<() => void> = [];
 
   constructor(options: VirtualNtag424Options = {}) {
+    super();
     this.uid = options.uid ?? Buffer.concat([Buffer.from([0x04]), randomBytes(6)]);
     if (this.uid.length !== 7) throw new Error('an NTAG 424 DNA UID has 7 bytes');
     this.keys = (options.keys ?? [0, 1, 2, 3, 4].map(() => Buffer.alloc(16))).map((k) => Buffer.from(k));
@@ -170,55 +166,12 @@ export class VirtualNtag424 {
     });
   }
 
-  release(): void {
-    const reply = this.heldReply;
-    this.heldReply = null;
-    if (reply) this.send(reply);
-  }
-
-  get present(): boolean {
-    return this.socket !== null;
-  }
-
-  insert(endpoint: CardEndpoint): Promise<void> {
-    if (this.socket) throw new Error('tag already on a reader');
-    this.pending = Buffer.alloc(0);
-    this.powerOn();
+  protected presented(): void {
     this.stats.presentations++;
-    return new Promise((resolve, reject) => {
-      const socket = 'path' in endpoint ? net.connect(endpoint.path) : net.connect(endpoint.port, endpoint.host);
-      socket.setNoDelay(true);
-      socket.once('connect', () => {
-        this.socket = socket;
-        resolve();
-      });
-      socket.once('error', (err) => {
-        if (!this.socket) reject(err);
-      });
-      socket.on('data', (chunk) => this.onData(chunk));
-      socket.once('close', () => {
-        if (this.socket === socket) this.socket = null;
-        for (const w of this.closedWaiters.splice(0)) w();
-      });
-    });
-  }
-
-  remove(): Promise<void> {
-    const socket = this.socket;
-    if (!socket) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.closedWaiters.push(resolve);
-      socket.destroy();
-    });
-  }
-
-  whenRemoved(): Promise<void> {
-    if (!this.socket) return Promise.resolve();
-    return new Promise((resolve) => this.closedWaiters.push(resolve));
   }
 
   /** A field reset: volatile state (selection, authentication, the tap) is lost; files and keys stay. */
-  private powerOn(): void {
+  protected powerOn(): void {
     this.appSelected = false;
     this.selected = null;
     this.counted = false;
@@ -226,39 +179,16 @@ export class VirtualNtag424 {
     this.session = null;
   }
 
-  private send(payload: Buffer): void {
-    const header = Buffer.alloc(2);
-    header.writeUInt16BE(payload.length);
-    this.socket?.write(Buffer.concat([header, payload]));
-  }
-
-  private onData(chunk: Buffer): void {
-    this.pending = Buffer.concat([this.pending, chunk]);
-    while (this.pending.length >= 2) {
-      const len = this.pending.readUInt16BE(0);
-      if (this.pending.length < 2 + len) return;
-      const msg = Buffer.from(this.pending.subarray(2, 2 + len));
-      this.pending = this.pending.subarray(2 + len);
-      if (len === 1) {
-        if (msg[0] === 0x04) this.send(this.atr);
-        else if (msg[0] === 0x01 || msg[0] === 0x02) this.powerOn();
-        continue;
-      }
-      const reply = this.apdu(msg);
-      if (!reply) {
-        this.socket?.destroy();
-        this.socket = null;
-        return;
-      }
-      if (reply && this.holdWhen?.(msg)) {
-        this.holdWhen = null;
-        this.heldReply = reply;
-        this.holdReached?.();
-        this.holdReached = null;
-        continue;
-      }
-      if (reply) this.send(reply);
+  protected answer(cmd: Buffer): CardAnswer {
+    const reply = this.apdu(cmd);
+    if (reply && this.holdWhen?.(cmd)) {
+      this.holdWhen = null;
+      const held = this.hold(reply);
+      this.holdReached?.();
+      this.holdReached = null;
+      return held;
     }
+    return reply;
   }
 
   /** Answers one command APDU; null when the card left the reader instead (the `pullAt` fault). */

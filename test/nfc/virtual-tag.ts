@@ -3,10 +3,7 @@
  * vsmartcard's vpcd reader driver, so the real PC/SC stack (pcscd + libpcsclite + nfc-pcsc)
  * sees it as a contactless storage card on a PC/SC reader.
  *
- * vpcd wire protocol (card side): every message is a 2-byte big-endian length then the payload.
- * A 1-byte payload is a control byte (00 power off, 01 power on, 02 reset, 04 get ATR: reply
- * with the ATR); anything longer is a command APDU: reply with data + SW1 SW2. Closing the
- * socket is "card removed", connecting is "card inserted". Memory survives removal.
+ * The vpcd wire protocol is vpcd-card.ts's. Memory survives removal.
  *
  * Faults for tests: pulled mid-write (`pullAfter(n)`), read-only (CC access byte + lock bits),
  * locked pages only, a custom (too small) capacity, an unsupported ATR (MIFARE Classic, ISO-DEP).
@@ -18,7 +15,7 @@
  * PWD_AUTH (1B) and READ_CNT (39) commands through the ACR122-style pass-through
  * `FF 00 00 00 Lc D4 42 <command>` (answer `D5 43 <status> <data> 90 00`, status 00 = ACK).
  */
-import net from 'node:net';
+import { type CardAnswer, VpcdCard } from './vpcd-card.ts';
 
 export type TagModel = 'NTAG213' | 'NTAG215' | 'NTAG216' | 'ULTRALIGHT';
 
@@ -52,9 +49,6 @@ export const ATR_MIFARE_CLASSIC_1K = Buffer.from('3B8F8001804F0CA000000306030001
 /** ATR of an ISO 14443-4 (ISO-DEP) card or phone in card emulation: no storage-card bytes. */
 export const ATR_ISO_DEP = Buffer.from('3B8080010101', 'hex');
 
-/** Where a virtual card connects: vpcd's TCP port, or a unix socket forwarded to it. */
-export type CardEndpoint = { host: string; port: number } | { path: string };
-
 export interface VirtualTagOptions {
   model?: TagModel;
   /** 7-byte UID; random when omitted. */
@@ -87,7 +81,7 @@ const SW_WRONG_P1P2 = Buffer.from([0x6a, 0x82]);
 const SW_NOT_SUPPORTED = Buffer.from([0x6a, 0x81]);
 const SW_WRONG_LENGTH = Buffer.from([0x67, 0x00]);
 
-export class VirtualTag {
+export class VirtualTag extends VpcdCard {
   readonly model: TagModel;
   readonly info: ModelInfo;
   readonly uid: Buffer;
@@ -101,13 +95,9 @@ export class VirtualTag {
   readonly stats = { apdus: 0, reads: 0, writes: 0, presentations: 0 };
   /** Every UPDATE BINARY page written, in order (all presentations). */
   readonly writeLog: number[] = [];
-  private socket: net.Socket | null = null;
   private writesThisPresentation = 0;
-  private pending = Buffer.alloc(0);
   private holdAtWrite: number | null = null;
   private holding: { reply: Buffer | null; reached: () => void } | null = null;
-  private heldReply: Buffer | null = null;
-  private closedWaiters: Array<() => void> = [];
   private readonly ignoresLocks: boolean;
   /** The NTAG21x NFC counter (24 bits, one-way). */
   counter: number;
@@ -119,6 +109,7 @@ export class VirtualTag {
   readonly failedAuths: Buffer[] = [];
 
   constructor(options: VirtualTagOptions = {}) {
+    super();
     this.model = options.model ?? 'NTAG213';
     this.ignoresLocks = options.ignoresLocks === true;
     this.info = MODELS[this.model];
@@ -171,17 +162,6 @@ export class VirtualTag {
     });
   }
 
-  /** Send the held reply. */
-  release(): void {
-    const reply = this.heldReply;
-    this.heldReply = null;
-    if (reply) this.send(reply);
-  }
-
-  get present(): boolean {
-    return this.socket !== null;
-  }
-
   private setAllLockBits(): void {
     this.memory[10] = 0xff;
     this.memory[11] = 0xff;
@@ -209,83 +189,25 @@ export class VirtualTag {
     return false;
   }
 
-  /** Present the tag to a reader (connect to vpcd). Resolves once connected. */
-  insert(endpoint: CardEndpoint): Promise<void> {
-    if (this.socket) throw new Error('tag already on a reader');
+  protected presented(): void {
     if (this.pullAtWrite !== null) this.pullAtWrite -= this.writesThisPresentation;
     if (this.pullAtReadAfter !== null) this.pullAtReadAfter -= this.writesThisPresentation;
     this.writesThisPresentation = 0;
-    this.pending = Buffer.alloc(0);
     this.stats.presentations++;
-    this.powerOn();
-    return new Promise((resolve, reject) => {
-      const socket = 'path' in endpoint ? net.connect(endpoint.path) : net.connect(endpoint.port, endpoint.host);
-      socket.setNoDelay(true);
-      socket.once('connect', () => {
-        this.socket = socket;
-        resolve();
-      });
-      socket.once('error', (err) => {
-        if (!this.socket) reject(err);
-      });
-      socket.on('data', (chunk) => this.onData(chunk));
-      socket.once('close', () => {
-        if (this.socket === socket) this.socket = null;
-        const waiters = this.closedWaiters;
-        this.closedWaiters = [];
-        for (const w of waiters) w();
-      });
-    });
   }
 
-  /** Take the tag off the reader (close the socket). */
-  remove(): Promise<void> {
-    const socket = this.socket;
-    if (!socket) return Promise.resolve();
-    return new Promise((resolve) => {
-      this.closedWaiters.push(resolve);
-      socket.destroy();
-    });
-  }
-
-  /** Resolves when the tag leaves the reader (removed by the test or pulled by a fault). */
-  whenRemoved(): Promise<void> {
-    if (!this.socket) return Promise.resolve();
-    return new Promise((resolve) => this.closedWaiters.push(resolve));
-  }
-
-  private send(payload: Buffer): void {
-    const header = Buffer.alloc(2);
-    header.writeUInt16BE(payload.length);
-    this.socket?.write(Buffer.concat([header, payload]));
-  }
-
-  private onData(chunk: Buffer): void {
-    this.pending = Buffer.concat([this.pending, chunk]);
-    while (this.pending.length >= 2) {
-      const len = this.pending.readUInt16BE(0);
-      if (this.pending.length < 2 + len) return;
-      const msg = this.pending.subarray(2, 2 + len);
-      this.pending = this.pending.subarray(2 + len);
-      if (len === 1) {
-        if (msg[0] === 0x04) this.send(this.atr);
-        else if (msg[0] === 0x01 || msg[0] === 0x02) this.powerOn();
-        // 00 power off, 01 power on, 02 reset: no reply.
-      } else {
-        const writesBefore = this.writesThisPresentation;
-        const reply = this.apdu(Buffer.from(msg));
-        if (reply && this.holding && this.holdAtWrite !== null && writesBefore >= this.holdAtWrite && this.writesThisPresentation > writesBefore) {
-          this.heldReply = reply;
-          this.holdAtWrite = null;
-          const { reached } = this.holding;
-          this.holding = null;
-          reached();
-          return;
-        }
-        if (reply) this.send(reply);
-        if (!this.socket) return;
-      }
+  protected answer(cmd: Buffer): CardAnswer {
+    const writesBefore = this.writesThisPresentation;
+    const reply = this.apdu(cmd);
+    if (reply && this.holding && this.holdAtWrite !== null && writesBefore >= this.holdAtWrite && this.writesThisPresentation > writesBefore) {
+      this.holdAtWrite = null;
+      const { reached } = this.holding;
+      this.holding = null;
+      const held = this.hold(reply);
+      reached();
+      return held;
     }
+    return reply;
   }
 
   private isType2(): boolean {
@@ -302,8 +224,6 @@ export class VirtualTag {
     if (ins === 0xb0) {
       if (this.pullAtReadAfter !== null && this.writesThisPresentation > 0 && this.writesThisPresentation >= this.pullAtReadAfter) {
         this.pullAtReadAfter = null;
-        this.socket?.destroy();
-        this.socket = null;
         return null;
       }
       this.stats.reads++;
@@ -323,8 +243,6 @@ export class VirtualTag {
       if (cmd[4] !== 4 || cmd.length < 9) return SW_WRONG_LENGTH;
       if (this.pullAtWrite !== null && this.writesThisPresentation >= this.pullAtWrite) {
         this.pullAtWrite = null;
-        this.socket?.destroy();
-        this.socket = null;
         return null;
       }
       const data = cmd.subarray(5, 9);
