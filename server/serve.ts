@@ -5,7 +5,8 @@ import { type App, createApp, type Logger, consoleLogger } from './app.ts';
 import { type AppConfig, makeConfig, type WebhookSettings } from './config.ts';
 import type { SyncConfig } from './features/sync/index.ts';
 import type { Database } from './db/database.ts';
-import { databaseFile, openStore } from './db/openStore.ts';
+import { databaseFile, type OpenedStore, openStore } from './db/openStore.ts';
+import { lockDataDirectory } from './db/servingLock.ts';
 import type { Store } from './db/store.ts';
 import { type Clock, systemClock } from './platform/clock.ts';
 import { requireRootKey } from './platform/instanceKeys.ts';
@@ -103,7 +104,14 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
   const logger = options.logger ?? consoleLogger;
   const secrets = options.secrets ?? defaultSecretStore(options.dataDir);
   if (options.database) requireRootKey(secrets);
-  const opened = await openStore({ dataDir: options.dataDir, database: options.database });
+  const lock = options.database ? null : lockDataDirectory(options.dataDir);
+  let opened: OpenedStore;
+  try {
+    opened = await openStore({ dataDir: options.dataDir, database: options.database });
+  } catch (err) {
+    lock?.release();
+    throw err;
+  }
   const { store, sqlite: db } = opened;
   const timeouts = { ...DEFAULT_HTTP_TIMEOUTS, ...options.httpTimeouts };
   const server = createServer({
@@ -119,6 +127,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
     });
   } catch (err) {
     await opened.close(); // e.g. the port is in use: do not leave the database open behind the error
+    lock?.release();
     throw err;
   }
   const { port } = server.address() as AddressInfo;
@@ -163,6 +172,7 @@ export async function startServer(options: ServeOptions): Promise<RunningServer>
       }
       await nfc?.stop();
       await opened.close();
+      lock?.release();
     })());
 
   return {

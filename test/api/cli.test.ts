@@ -283,6 +283,26 @@ describe('CLI', async () => {
     expect(scan.stderr).toMatch(/--scan-base/);
   });
 
+  it('one server per SQLite data directory: a second serve is refused in one line; commands and a restart after a crash still work', async () => {
+    const data = dir();
+    const first = await spawnServer(data, [], { WAYMARK_NO_NFC: '1' }, { backend: 'sqlite' });
+    try {
+      const second = await run(['serve', '--port', '0', '--data', data], { WAYMARK_NO_NFC: '1' });
+      expect(second.code).toBe(2);
+      expect(second.stderr).toMatch(/cannot use data directory .*another Waymark server is serving it/);
+      expect(second.stderr).not.toMatch(/\n\s+at /);
+      // Short-lived commands share the directory with the running server.
+      const org = await run(['org', 'create', '--name', 'Beside', '--data', data, '--json']);
+      expect(org.code).toBe(0);
+      expect((await apiRequest(first.url, 'GET', '/nodes', undefined, JSON.parse(org.stdout).api_key)).status).toBe(200);
+    } finally {
+      // The operating system drops the lock with the process: nothing stale is left to clean up.
+      await first.kill();
+    }
+    const again = await spawnServer(data, [], { WAYMARK_NO_NFC: '1' }, { backend: 'sqlite' });
+    await again.stop();
+  });
+
   it('a port in use or an unusable data directory is a one-line error and exit 2, not a stack trace', async () => {
     const blocker = createServer();
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', () => resolve()));
