@@ -1,22 +1,21 @@
-import { useId, useState } from 'react';
+import { useState } from 'react';
 import { Button } from '../../components/Button.tsx';
 import { ConfirmAction } from '../../components/Dialog.tsx';
 import { Field } from '../../components/Field.tsx';
 import { Card } from '../../components/PageHeader.tsx';
 import { Pagination } from '../../components/Pagination.tsx';
+import { BarChart, BreakdownBars, BreakdownList } from '../../components/ScanCharts.tsx';
 import { Empty, ErrorState, Loading } from '../../components/States.tsx';
 import { summarizePayload } from '../../components/payload/fields.ts';
 import { ApiError, type NodeAnalyticsT, type NodeT, type RuleT, api } from '../../lib/api.ts';
+import { ANALYTICS_RANGES, type AnalyticsRange, rangeQuery } from '../../lib/analyticsRange.ts';
 import { saveBlob } from '../../lib/download.ts';
 import { formatDate, formatNumber, sourceLabel, typeLabel } from '../../lib/format.ts';
 import { RULE_TYPE_LABELS, describeConditions } from '../../lib/ruleText.ts';
 import { toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
-import { bucketLabel, labelledBuckets, niceTicks, rangeLabel } from './chart.ts';
 
 const PAGE = 25;
-const RANGES = { '24h': { days: 1, interval: 'hour' }, '7d': { days: 7, interval: 'day' }, '30d': { days: 30, interval: 'day' }, '90d': { days: 90, interval: 'week' } } as const;
-type Range = keyof typeof RANGES;
 
 function Unavailable({ what }: { what: string }) {
   return <Empty title={`${what} are not available on this server`}>This Waymark server does not record scans yet (the scans feature is not installed).</Empty>;
@@ -25,14 +24,9 @@ function Unavailable({ what }: { what: string }) {
 /** Analytics charts, split-test variants and the scan log of one node. */
 export function ScansPanel({ node, onNodeChanged }: { node: NodeT; onNodeChanged?: () => void }) {
   const slug = node.slug;
-  const [range, setRange] = useState<Range>('7d');
+  const [range, setRange] = useState<AnalyticsRange>('7d');
   const [offset, setOffset] = useState(0);
-  const analytics = useResource(() => {
-    const { days, interval } = RANGES[range];
-    const to = new Date();
-    const from = new Date(to.getTime() - days * 86_400_000);
-    return api.nodes.analytics(slug, { from: from.toISOString(), to: to.toISOString(), interval });
-  }, [slug, range]);
+  const analytics = useResource(() => api.nodes.analytics(slug, rangeQuery(range, new Date())), [slug, range]);
   const scans = useResource(() => api.nodes.scans(slug, PAGE, offset), [slug, offset]);
   const missing = (e: unknown) => e instanceof ApiError && e.status === 404;
 
@@ -43,11 +37,12 @@ export function ScansPanel({ node, onNodeChanged }: { node: NodeT; onNodeChanged
         actions={
           <Field label="Period" className="field-inline">
             {(c) => (
-              <select {...c} className="input" value={range} onChange={(e) => setRange(e.target.value as Range)}>
-                <option value="24h">Last 24 hours</option>
-                <option value="7d">Last 7 days</option>
-                <option value="30d">Last 30 days</option>
-                <option value="90d">Last 90 days</option>
+              <select {...c} className="input" value={range} onChange={(e) => setRange(e.target.value as AnalyticsRange)}>
+                {Object.entries(ANALYTICS_RANGES).map(([value, r]) => (
+                  <option key={value} value={value}>
+                    {r.label}
+                  </option>
+                ))}
               </select>
             )}
           </Field>
@@ -149,8 +144,6 @@ export function ScansPanel({ node, onNodeChanged }: { node: NodeT; onNodeChanged
 
 const BREAKDOWN_TITLES: Record<string, string> = { device_type: 'Devices', os: 'Operating systems', browser: 'Browsers', country: 'Countries', source: 'Source' };
 
-const INTERVAL_WORDS = { hour: 'hour', day: 'day', week: 'week' } as const;
-
 function AnalyticsView({ data, slug }: { data: NodeAnalyticsT; slug: string }) {
   const rules = useResource(() => api.rules.list(slug), [slug]);
   if (data.totals.scans === 0) return <Empty title="No scans in this period">Bots and link previewers are not counted.</Empty>;
@@ -176,85 +169,6 @@ function AnalyticsView({ data, slug }: { data: NodeAnalyticsT; slug: string }) {
           <BreakdownBars key={key} title={title} rows={data.breakdowns[key as keyof NodeAnalyticsT['breakdowns']]} name={key === 'source' ? sourceLabel : undefined} />
         ))}
       </div>
-    </div>
-  );
-}
-
-/**
- * Scans per bucket as bars on a value axis with round gridlines, dates under the bars and each
- * bar's count above it; the list behind it reads as "date: n scans" to a screen reader.
- */
-function BarChart({ points, interval }: { points: NodeAnalyticsT['series']; interval: NodeAnalyticsT['interval'] }) {
-  const captionId = useId();
-  if (points.length === 0) return null;
-  const max = Math.max(0, ...points.map((p) => p.scans));
-  const ticks = niceTicks(max);
-  const top = ticks[ticks.length - 1]!;
-  const labelled = labelledBuckets(points.length, 8);
-  // On a phone only every other label has room.
-  const major = labelledBuckets(points.length, 4);
-  return (
-    <figure className={`chart${points.length > 14 ? ' chart-dense' : ''}`} aria-labelledby={captionId}>
-      <div className="chart-area">
-        <div className="chart-y" aria-hidden="true">
-          {ticks.map((t) => (
-            <span key={t} className="chart-tick" style={{ bottom: `${(t / top) * 100}%` }}>
-              {formatNumber(t)}
-            </span>
-          ))}
-        </div>
-        <div className="chart-plot">
-          {ticks.map((t) => (
-            <span key={t} className="chart-grid" style={{ bottom: `${(t / top) * 100}%` }} aria-hidden="true" />
-          ))}
-          <ol className="chart-bars">
-            {points.map((p, i) => (
-              <li key={p.start} className="chart-col" title={`${formatDate(p.start)}: ${formatNumber(p.scans)}`}>
-                <span className="chart-value" aria-hidden="true" style={{ bottom: `${(p.scans / top) * 100}%` }}>
-                  {p.scans > 0 ? formatNumber(p.scans) : ''}
-                </span>
-                <span className="chart-bar" style={{ height: `${(p.scans / top) * 100}%` }} aria-hidden="true" />
-                <span className={`chart-x${major.has(i) ? '' : ' chart-x-minor'}`} aria-hidden="true">
-                  {labelled.has(i) ? bucketLabel(p.start, interval) : ''}
-                </span>
-                <span className="visually-hidden">
-                  {bucketLabel(p.start, interval)}: {formatNumber(p.scans)} scans
-                </span>
-              </li>
-            ))}
-          </ol>
-        </div>
-      </div>
-      <figcaption id={captionId} className="chart-caption">
-        Scans per {INTERVAL_WORDS[interval]} (UTC), {rangeLabel(points[0]!.start, points[points.length - 1]!.start, interval)}
-      </figcaption>
-    </figure>
-  );
-}
-
-function BreakdownList({ label, rows, name }: { label: string; rows: { value: string | null; scans: number }[]; name(value: string | null): string }) {
-  const total = rows.reduce((s, r) => s + r.scans, 0) || 1;
-  return (
-    <ul aria-label={label}>
-      {rows.slice(0, 8).map((r) => (
-        <li key={r.value ?? '(none)'}>
-          <span className="breakdown-key">{name(r.value)}</span>
-          <span className="breakdown-bar" aria-hidden="true">
-            <span style={{ width: `${(r.scans / total) * 100}%` }} />
-          </span>
-          <span className="breakdown-count">{formatNumber(r.scans)}</span>
-        </li>
-      ))}
-    </ul>
-  );
-}
-
-function BreakdownBars({ title, rows, name }: { title: string; rows: { value: string | null; scans: number }[]; name?: ((value: string | null) => string) | undefined }) {
-  if (rows.length === 0) return null;
-  return (
-    <div className="breakdown">
-      <h3>{title}</h3>
-      <BreakdownList label={title} rows={rows} name={name ?? ((v) => v ?? 'Unknown')} />
     </div>
   );
 }
