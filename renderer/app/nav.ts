@@ -11,6 +11,7 @@ export interface NavItem {
 
 export const NAV: NavItem[] = [
   { to: '/nodes', label: 'Nodes', icon: 'M4 6h16M4 12h16M4 18h10', section: 'work' },
+  { to: '/analytics', label: 'Analytics', icon: 'M4 20h16M7 16v-5M12 16V6M17 16v-8', section: 'work' },
   { to: '/batches', label: 'Batches', icon: 'M4 5h16v4H4zM4 11h16v4H4zM4 17h16v2H4z', section: 'work' },
   { to: '/program-tags', label: 'Program tags', icon: 'M6 4h12v16H6zM9 9a4 4 0 0 1 6 0M10.5 11.5a2 2 0 0 1 3 0', section: 'work' },
   { to: '/print', label: 'Print labels', icon: 'M7 8V4h10v4M6 17H4v-7h16v7h-2M7 14h10v6H7z', section: 'work' },

@@ -6,6 +6,7 @@ import { NodesPage } from '../features/nodes/NodesPage.tsx';
 const CreateNodePage = lazy(() => import('../features/nodes/CreateNodePage.tsx').then((m) => ({ default: m.CreateNodePage })));
 const ImportNodesPage = lazy(() => import('../features/nodes/ImportNodesPage.tsx').then((m) => ({ default: m.ImportNodesPage })));
 const NodeDetailPage = lazy(() => import('./NodeDetailPage.tsx').then((m) => ({ default: m.NodeDetailPage })));
+const OrgAnalyticsPage = lazy(() => import('../features/org-analytics/OrgAnalyticsPage.tsx').then((m) => ({ default: m.OrgAnalyticsPage })));
 const BatchesPage = lazy(() => import('../features/batches/BatchesPage.tsx').then((m) => ({ default: m.BatchesPage })));
 const BatchDetailPage = lazy(() => import('../features/batches/BatchDetailPage.tsx').then((m) => ({ default: m.BatchDetailPage })));
 const ProgramTagsPage = lazy(() => import('../features/nfc/ProgramTagsPage.tsx').then((m) => ({ default: m.ProgramTagsPage })));
@@ -27,6 +28,7 @@ export const ROUTES: RouteDef[] = [
   { pattern: '/nodes/new', render: () => <CreateNodePage /> },
   { pattern: '/nodes/import', render: () => <ImportNodesPage /> },
   { pattern: '/nodes/:slug', render: (p) => <NodeDetailPage key={p.slug} slug={p.slug!} /> },
+  { pattern: '/analytics', render: () => <OrgAnalyticsPage /> },
   { pattern: '/batches', render: () => <BatchesPage /> },
   { pattern: '/batches/:id', render: (p) => <BatchDetailPage key={p.id} id={p.id!} /> },
   {

@@ -18,7 +18,7 @@ import {
   Webhook,
   WebhookCreated,
 } from '../../server/schemas/webhooks.ts';
-import { NodeAnalytics, ScanEvent } from '../../server/schemas/analytics.ts';
+import { type Interval, NodeAnalytics, OrgAnalytics, ScanEvent } from '../../server/schemas/analytics.ts';
 import { ImportReport } from '../../server/schemas/nodeImport.ts';
 import { LayoutInfo } from '../../server/schemas/printing.ts';
 import { NfcStatusSchema, SessionSchema, TagWrittenSchema } from '../../server/schemas/nfc.ts';
@@ -200,6 +200,7 @@ export type ImportReportT = z.infer<typeof ImportReport>;
 
 export type ScanEventT = z.infer<typeof ScanEvent>;
 export type NodeAnalyticsT = z.infer<typeof NodeAnalytics>;
+export type OrgAnalyticsT = z.infer<typeof OrgAnalytics>;
 
 export type WebhookT = z.infer<typeof Webhook>;
 export type WebhookCreatedT = z.infer<typeof WebhookCreated>;
@@ -238,12 +239,15 @@ export const api = {
         raw: { contentType: file.format === 'csv' ? 'text/csv' : 'application/json', text: file.text },
         query: { mode: options.mode, dry_run: options.dryRun ? 'true' : undefined },
       }),
-    analytics: (slug: string, query: { from?: string; to?: string; interval: 'hour' | 'day' | 'week' }) =>
+    analytics: (slug: string, query: { from?: string; to?: string; interval: Interval }) =>
       one('GET', `/nodes/${enc(slug)}/analytics`, NodeAnalytics, { query }),
     /** What a tag URL without a valid tap proof gets, and the tags registered for the node (docs/scans.md). */
     tapProof: (slug: string) => one('GET', `/nodes/${enc(slug)}/tap-proof`, TapProofSettings),
     setTapProofPolicy: (slug: string, policy: TapProofPolicy) => one('PUT', `/nodes/${enc(slug)}/tap-proof`, TapProofSettings, { body: { policy } }),
   },
+
+  /** Organization-wide scan analytics (human scans only) with the `top` most scanned nodes. */
+  analytics: (query: { from?: string; to?: string; interval: Interval; top?: number }) => one('GET', '/analytics', OrgAnalytics, { query }),
 
   rules: {
     list: (slug: string) => every(`/nodes/${enc(slug)}/rules`, Rule),

@@ -15,7 +15,7 @@ import { PayloadForm } from '../../components/payload/PayloadForm.tsx';
 import { cleanPayload, mergePatch } from '../../components/payload/fields.ts';
 import { ApiError, api, type NodeT } from '../../lib/api.ts';
 import { formatDate, formatNumber, typeLabel } from '../../lib/format.ts';
-import { navigate } from '../../lib/router.ts';
+import { navigate, useSearchParams } from '../../lib/router.ts';
 import { toast } from '../../lib/toast.ts';
 import { useResource } from '../../lib/useResource.ts';
 import { useFormSubmit } from '../../lib/useFormSubmit.ts';
@@ -33,7 +33,9 @@ export interface NodeTab {
 /** The node page: header with status actions, an Overview tab (edit + QR), and tabs the app adds. */
 export function NodeDetail({ slug, tabs }: { slug: string; tabs: NodeTab[] }) {
   const node = useResource(() => api.nodes.get(slug), [slug]);
-  const [tab, setTab] = useState('overview');
+  // `?tab=scans` opens a tab directly (the organization's analytics links to a node's scans).
+  const requested = useSearchParams().get('tab');
+  const [tab, setTab] = useState(requested !== null && tabs.some((t) => t.id === requested) ? requested : 'overview');
 
   if (node.error) {
     return (
