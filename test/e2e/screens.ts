@@ -63,6 +63,7 @@ export function consoleScreens(f: Fixture): Screen[] {
     { name: 'node label', path: `/nodes/${f.slug}`, open: tab('Print label') },
     { name: 'node NFC', path: `/nodes/${f.slug}`, open: tab('Write NFC tag') },
     { name: 'node tag verification', path: `/nodes/${f.slug}`, open: tab('Tag verification') },
+    { name: 'analytics', path: '/analytics' },
     { name: 'batches', path: '/batches' },
     {
       name: 'new batch form',

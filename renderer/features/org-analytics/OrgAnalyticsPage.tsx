@@ -122,7 +122,7 @@ function OrgAnalyticsView({ data }: { data: OrgAnalyticsT }) {
           <div className="breakdown breakdown-wide">
             <BreakdownList label="Scans by source" rows={sources} name={sourceLabel} />
           </div>
-          <p className="muted small">A verified tap carried a valid tap proof from a registered NFC tag; anyone can copy an unverified tag link.</p>
+          <p className="muted breakdown-note">A verified tap carried a valid tap proof from a registered NFC tag; anyone can copy an unverified tag link.</p>
         </Card>
       </div>
       <Card title="Audience">
