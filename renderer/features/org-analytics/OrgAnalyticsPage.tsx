@@ -91,7 +91,7 @@ function OrgAnalyticsView({ data }: { data: OrgAnalyticsT }) {
   const verified = sources.find((s) => s.value === 'nfc_verified')?.scans ?? 0;
   return (
     <>
-      <dl className="stat-tiles" aria-label="Totals">
+      <dl className="stat-tiles">
         <div className="stat-tile">
           <dt>Scans</dt>
           <dd>{formatNumber(totals.scans)}</dd>
