@@ -12,7 +12,9 @@ import {
   encryptPiccData,
   ntag424KeySet,
   parseSunParams,
+  AesBlock,
   sdmSessionMacKey,
+  SunQueries,
   sunQueryFor,
 } from './index.ts';
 
@@ -112,5 +114,19 @@ describe('SDM / SUN (AN12196)', () => {
     expect(checkSunMessage(hex('00000000000000000000000000000000'), sun)).toMatchObject({ ok: false });
     expect(parseSunParams(q.picc.slice(1), q.cmac)).toBeNull();
     expect(parseSunParams(q.picc, `${q.cmac.slice(0, 15)}G`)).toBeNull();
+  });
+
+  it('SunQueries (cached keys) writes what sunQueryFor writes: same PICCData for the same padding, same MAC', () => {
+    const master = hex('8f3c2a1b0d9e7f6a5b4c3d2e1f0a9b8c');
+    const taps = new SunQueries(master);
+    for (const [uid, readCounter] of [['04112233445566', 1], ['04112233445566', 2], ['04AABBCCDDEEFF', 0xffffff]] as const) {
+      const picc = { uid: hex(uid), readCounter };
+      const q = taps.for(picc);
+      expect(q.cmac).toBe(sunQueryFor(master, picc).cmac);
+      expect(checkSunMessage(master, parseSunParams(q.picc, q.cmac)!)).toEqual({ ok: true, uid: picc.uid, readCounter });
+    }
+    const picc = { uid: hex('04A1B2C3D4E5F6'), readCounter: 7 };
+    const padding = hex('0102030405');
+    expect(encryptPiccData(new AesBlock(ZERO_KEY), picc, padding)).toEqual(encryptPiccData(ZERO_KEY, picc, padding));
   });
 });

@@ -18,4 +18,4 @@ export {
   truncateMac,
   type PiccData,
 } from './sdm.ts';
-export { checkSunMessage, parseSunParams, SUN_PARAM, SUN_URL_TEMPLATE_SUFFIX, sunQueryFor, type SunCheck, type SunParams } from './sun.ts';
+export { checkSunMessage, parseSunParams, SUN_PARAM, SUN_URL_TEMPLATE_SUFFIX, SunQueries, sunQueryFor, type SunCheck, type SunParams } from './sun.ts';

@@ -1,5 +1,5 @@
 import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual, type Decipheriv } from 'node:crypto';
-import { AesCmac } from './cmac.ts';
+import { AesBlock, AesCmac } from './cmac.ts';
 import { cmac } from '@noble/ciphers/aes.js';
 
 /**
@@ -47,14 +47,19 @@ export class PiccDecryptor {
   }
 }
 
-/** The tag's side of decryptPiccData (tests and the virtual tag): the last 5 bytes are random. */
-export function encryptPiccData(metaReadKey: Uint8Array, picc: PiccData, padding: Uint8Array = randomBytes(5)): Buffer {
+/**
+ * The tag's side of decryptPiccData (tests, the virtual tag, the benchmark's load): the last 5
+ * bytes are random. An AesBlock under the meta-read key (one block: CBC with a zero IV is ECB)
+ * spares a caller that encrypts many the cipher creation per call.
+ */
+export function encryptPiccData(metaReadKey: Uint8Array | AesBlock, picc: PiccData, padding: Uint8Array = randomBytes(5)): Buffer {
   checkPicc(picc);
   const plain = Buffer.alloc(16);
   plain[0] = PICC_DATA_TAG_UID_AND_COUNTER;
   picc.uid.copy(plain, 1);
   plain.writeUIntLE(picc.readCounter, 8, 3);
   Buffer.from(padding).copy(plain, 11, 0, 5);
+  if (metaReadKey instanceof AesBlock) return metaReadKey.encrypt(plain);
   const cipher = createCipheriv('aes-128-cbc', metaReadKey, ZERO_IV);
   cipher.setAutoPadding(false);
   return Buffer.concat([cipher.update(plain), cipher.final()]);
