@@ -9,6 +9,7 @@ import {
   computeSdmMac,
   decryptPiccData,
   diversifyAes128Key,
+  emptyMessageCmac,
   encryptPiccData,
   ntag424KeySet,
   parseSunParams,
@@ -51,6 +52,20 @@ describe('AES-CMAC of one-use session keys (@noble/ciphers)', () => {
       const message = randomBytes(i % 40);
       expect(Buffer.from(nobleCmac(message, key))).toEqual(aesCmac(key, message));
     }
+  });
+
+  it('emptyMessageCmac (the SDMMAC of an empty MAC input) is the CMAC of no bytes: RFC 4493 example 1, random keys, and the key is left as it was', () => {
+    expect(Buffer.from(emptyMessageCmac(hex('2b7e151628aed2a6abf7158809cf4f3c'))).toString('hex')).toBe('bb1d6929e95937287fa37d129b756746');
+    for (let i = 0; i < 200; i++) {
+      const key = randomBytes(16);
+      const copy = Buffer.from(key);
+      expect(Buffer.from(emptyMessageCmac(key))).toEqual(aesCmac(key, new Uint8Array(0)));
+      expect(key).toEqual(copy);
+    }
+    // A key at an odd offset of a larger buffer (the session key comes from an OpenSSL Buffer).
+    const shifted = Buffer.alloc(17);
+    randomBytes(16).copy(shifted, 1);
+    expect(Buffer.from(emptyMessageCmac(shifted.subarray(1)))).toEqual(aesCmac(shifted.subarray(1), new Uint8Array(0)));
   });
 });
 

@@ -9,6 +9,7 @@ export { NTAG424_KEY, ntag424FileReadKey, ntag424KeySet, ntag424MetaReadKey, typ
 export {
   computeSdmMac,
   decryptPiccData,
+  emptyMessageCmac,
   encryptPiccData,
   PiccDecryptor,
   PICC_DATA_TAG_UID_AND_COUNTER,
