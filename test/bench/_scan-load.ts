@@ -121,8 +121,8 @@ export interface LoadOptions {
   /** The server's processes, for CPU per request (all threads, and each one's main thread). */
   pids: number[];
   /**
-   * Tag scans (every fifth request) carry a fresh tap proof instead of `?nfc`: the path of the
-   * next tap of the tag of slug `i` (a SUN URL with that tag's next counter).
+   * Every request is a tag tap carrying a fresh tap proof (instead of a fifth being `?nfc`): the
+   * path of the next tap of the tag of slug `i` (a SUN URL with that tag's next counter).
    */
   tapPath?: (slugIndex: number) => string;
 }
@@ -132,7 +132,7 @@ export async function load(port: number, slugs: string[], { connections, duratio
   for (let i = 0; i < 1000; i++) {
     const slug = slugs[i % slugs.length] as string;
     const slugIndex = i % slugs.length;
-    const tap = i % 5 === 0 && tapPath !== undefined;
+    const tap = tapPath !== undefined;
     const request: BenchRequest = {
       method: 'GET',
       path: `/v/${i % 3 === 0 ? slug.toLowerCase() : slug}${i % 5 === 0 ? '?nfc' : ''}`,

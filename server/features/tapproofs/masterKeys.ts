@@ -27,7 +27,8 @@ const RELOAD_MS = 10_000;
 export class MasterKeys {
   private readonly store: SecretStore;
   private readonly now: () => number;
-  private readonly cache = new Map<string, { at: number; versions: MasterKeyVersion[]; current: number }>();
+  /** By kind, then organization: versions() runs on every verified scan, so no secret name is built for it. */
+  private readonly cache = new Map<string, Map<string, { at: number; versions: MasterKeyVersion[]; current: number }>>();
 
   constructor(store: SecretStore, now: () => number = Date.now) {
     this.store = store;
@@ -40,17 +41,18 @@ export class MasterKeys {
 
   /** Every version of the organization's keys, newest first (read again at most every 10 s, so a rotation by another process is seen). */
   versions(kind: string, orgId: string): MasterKeyVersion[] {
-    const name = this.secretName(kind, orgId);
-    const cached = this.cache.get(name);
+    let ofKind = this.cache.get(kind);
+    const cached = ofKind?.get(orgId);
     if (cached && this.now() - cached.at < RELOAD_MS) return cached.versions;
-    const stored = this.read(name);
+    const stored = this.read(this.secretName(kind, orgId));
     const versions = stored
       ? Object.entries(stored.keys)
           .map(([v, hex]) => ({ version: Number(v), key: Buffer.from(hex, 'hex') }))
           .filter((k) => Number.isInteger(k.version) && k.key.length === 16)
           .sort((a, b) => b.version - a.version)
       : [];
-    this.cache.set(name, { at: this.now(), versions, current: stored?.current ?? 0 });
+    if (!ofKind) this.cache.set(kind, (ofKind = new Map()));
+    ofKind.set(orgId, { at: this.now(), versions, current: stored?.current ?? 0 });
     return versions;
   }
 
@@ -60,7 +62,7 @@ export class MasterKeys {
     const stored = this.read(name);
     if (stored && stored.keys[String(stored.current)]) {
       // A version rotated in by another process: scans must know it as soon as a tag is keyed from it here.
-      if (this.cache.get(name)?.versions.some((v) => v.version === stored.current) === false) this.cache.delete(name);
+      if (this.cache.get(kind)?.get(orgId)?.versions.some((v) => v.version === stored.current) === false) this.forget(kind, orgId);
       return { version: stored.current, key: Buffer.from(stored.keys[String(stored.current)]!, 'hex') };
     }
     return this.rotate(kind, orgId);
@@ -86,7 +88,7 @@ export class MasterKeys {
     const version = Math.max(0, ...Object.keys(stored.keys).map(Number)) + 1;
     const key = randomBytes(16);
     this.store.set(name, JSON.stringify({ current: version, keys: { ...stored.keys, [String(version)]: key.toString('hex') } }));
-    this.cache.delete(name);
+    this.forget(kind, orgId);
     return { version, key };
   }
 
@@ -95,7 +97,11 @@ export class MasterKeys {
     const name = this.secretName(kind, orgId);
     const stored = this.read(name) ?? { current: 0, keys: {} };
     this.store.set(name, JSON.stringify({ current: makeCurrent ? version : stored.current, keys: { ...stored.keys, [String(version)]: key.toString('hex') } }));
-    this.cache.delete(name);
+    this.forget(kind, orgId);
+  }
+
+  private forget(kind: string, orgId: string): void {
+    this.cache.get(kind)?.delete(orgId);
   }
 
   private read(name: string): StoredKeys | null {

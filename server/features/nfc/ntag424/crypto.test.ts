@@ -9,10 +9,13 @@ import {
   computeSdmMac,
   decryptPiccData,
   diversifyAes128Key,
+  emptyMessageCmac,
   encryptPiccData,
   ntag424KeySet,
   parseSunParams,
+  AesBlock,
   sdmSessionMacKey,
+  SunQueries,
   sunQueryFor,
 } from './index.ts';
 
@@ -49,6 +52,20 @@ describe('AES-CMAC of one-use session keys (@noble/ciphers)', () => {
       const message = randomBytes(i % 40);
       expect(Buffer.from(nobleCmac(message, key))).toEqual(aesCmac(key, message));
     }
+  });
+
+  it('emptyMessageCmac (the SDMMAC of an empty MAC input) is the CMAC of no bytes: RFC 4493 example 1, random keys, and the key is left as it was', () => {
+    expect(Buffer.from(emptyMessageCmac(hex('2b7e151628aed2a6abf7158809cf4f3c'))).toString('hex')).toBe('bb1d6929e95937287fa37d129b756746');
+    for (let i = 0; i < 200; i++) {
+      const key = randomBytes(16);
+      const copy = Buffer.from(key);
+      expect(Buffer.from(emptyMessageCmac(key))).toEqual(aesCmac(key, new Uint8Array(0)));
+      expect(key).toEqual(copy);
+    }
+    // A key at an odd offset of a larger buffer (the session key comes from an OpenSSL Buffer).
+    const shifted = Buffer.alloc(17);
+    randomBytes(16).copy(shifted, 1);
+    expect(Buffer.from(emptyMessageCmac(shifted.subarray(1)))).toEqual(aesCmac(shifted.subarray(1), new Uint8Array(0)));
   });
 });
 
@@ -112,5 +129,19 @@ describe('SDM / SUN (AN12196)', () => {
     expect(checkSunMessage(hex('00000000000000000000000000000000'), sun)).toMatchObject({ ok: false });
     expect(parseSunParams(q.picc.slice(1), q.cmac)).toBeNull();
     expect(parseSunParams(q.picc, `${q.cmac.slice(0, 15)}G`)).toBeNull();
+  });
+
+  it('SunQueries (cached keys) writes what sunQueryFor writes: same PICCData for the same padding, same MAC', () => {
+    const master = hex('8f3c2a1b0d9e7f6a5b4c3d2e1f0a9b8c');
+    const taps = new SunQueries(master);
+    for (const [uid, readCounter] of [['04112233445566', 1], ['04112233445566', 2], ['04AABBCCDDEEFF', 0xffffff]] as const) {
+      const picc = { uid: hex(uid), readCounter };
+      const q = taps.for(picc);
+      expect(q.cmac).toBe(sunQueryFor(master, picc).cmac);
+      expect(checkSunMessage(master, parseSunParams(q.picc, q.cmac)!)).toEqual({ ok: true, uid: picc.uid, readCounter });
+    }
+    const picc = { uid: hex('04A1B2C3D4E5F6'), readCounter: 7 };
+    const padding = hex('0102030405');
+    expect(encryptPiccData(new AesBlock(ZERO_KEY), picc, padding)).toEqual(encryptPiccData(ZERO_KEY, picc, padding));
   });
 });

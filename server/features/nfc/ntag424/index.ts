@@ -9,6 +9,7 @@ export { NTAG424_KEY, ntag424FileReadKey, ntag424KeySet, ntag424MetaReadKey, typ
 export {
   computeSdmMac,
   decryptPiccData,
+  emptyMessageCmac,
   encryptPiccData,
   PiccDecryptor,
   PICC_DATA_TAG_UID_AND_COUNTER,
@@ -18,4 +19,4 @@ export {
   truncateMac,
   type PiccData,
 } from './sdm.ts';
-export { checkSunMessage, parseSunParams, SUN_PARAM, SUN_URL_TEMPLATE_SUFFIX, sunQueryFor, type SunCheck, type SunParams } from './sun.ts';
+export { checkSunMessage, parseSunParams, SUN_PARAM, SUN_URL_TEMPLATE_SUFFIX, SunQueries, sunQueryFor, type SunCheck, type SunParams } from './sun.ts';

@@ -1,4 +1,5 @@
 import { computeSdmMac, decryptPiccData, encryptPiccData, sdmMacMatches, type PiccData } from './sdm.ts';
+import { AesBlock, AesCmac } from './cmac.ts';
 import { ntag424FileReadKey, ntag424MetaReadKey } from './keys.ts';
 
 /**
@@ -48,4 +49,27 @@ export function sunQueryFor(masterKey: Uint8Array, picc: PiccData): { picc: stri
     picc: encryptPiccData(ntag424MetaReadKey(masterKey), picc).toString('hex').toUpperCase(),
     cmac: computeSdmMac(ntag424FileReadKey(masterKey, picc.uid), picc).toString('hex').toUpperCase(),
   };
+}
+
+/**
+ * sunQueryFor for many taps of many tags (the scan benchmark's load, which must not take the
+ * server's CPU): the meta-read cipher and each tag's MAC key are derived once, not per tap.
+ */
+export class SunQueries {
+  private readonly masterKey: Uint8Array;
+  private readonly metaRead: AesBlock;
+  private readonly fileRead = new Map<string, AesCmac>();
+  constructor(masterKey: Uint8Array) {
+    this.masterKey = masterKey;
+    this.metaRead = new AesBlock(ntag424MetaReadKey(masterKey));
+  }
+  for(picc: PiccData): { picc: string; cmac: string } {
+    const uid = picc.uid.toString('hex');
+    let fileRead = this.fileRead.get(uid);
+    if (!fileRead) this.fileRead.set(uid, (fileRead = new AesCmac(ntag424FileReadKey(this.masterKey, picc.uid))));
+    return {
+      picc: encryptPiccData(this.metaRead, picc).toString('hex').toUpperCase(),
+      cmac: computeSdmMac(fileRead, picc).toString('hex').toUpperCase(),
+    };
+  }
 }

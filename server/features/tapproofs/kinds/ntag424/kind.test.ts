@@ -26,4 +26,19 @@ describe('ntag424 tap proof kind: master key versions', () => {
     expect(kind.check(ORG, query(sunQueryFor(stranger, { uid: UID, readCounter: 9 })))).toMatchObject({ ok: false });
     expect(kind.check(ORG, new URLSearchParams({ picc: 'zz', cmac: '00' }))).toEqual({ ok: false, reason: 'malformed' });
   });
+
+  it('a version whose key is replaced (an operator restoring another backup) checks with the new key, not the cached derivations of the old', () => {
+    const keys = new MasterKeys(new MemorySecretStore());
+    const kind = ntag424Kind(keys);
+    const first = Buffer.from('00112233445566778899aabbccddeeff', 'hex');
+    const second = Buffer.from('0f1e2d3c4b5a69788796a5b4c3d2e1f0', 'hex');
+    keys.import(NTAG424_KIND, ORG, 1, first);
+    expect(kind.check(ORG, query(sunQueryFor(first, { uid: UID, readCounter: 1 })))).toMatchObject({ ok: true, keyVersion: 1 });
+    keys.import(NTAG424_KIND, ORG, 1, second);
+    expect(kind.check(ORG, query(sunQueryFor(first, { uid: UID, readCounter: 2 })))).toMatchObject({ ok: false });
+    expect(kind.check(ORG, query(sunQueryFor(second, { uid: UID, readCounter: 3 })))).toEqual({ ok: true, uid: '04112233445566', counter: 3, keyVersion: 1 });
+    // The same tag again under the first key's cache entry: still its own derivation.
+    keys.import(NTAG424_KIND, ORG, 1, first);
+    expect(kind.check(ORG, query(sunQueryFor(first, { uid: UID, readCounter: 4 })))).toMatchObject({ ok: true, counter: 4 });
+  });
 });

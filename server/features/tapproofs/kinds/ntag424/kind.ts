@@ -6,9 +6,18 @@ export const NTAG424_KIND = 'ntag424';
 
 /**
  * Derived keys kept per master key and tag, with their ciphers (creating an OpenSSL cipher costs
- * far more than using one): a scan then creates one cipher, for its session key.
+ * far more than using one, and diversifying a tag key is three of them): a scan then creates no
+ * OpenSSL cipher at all (its session MAC runs on @noble/ciphers, nfc/ntag424/sdm.ts). Memory only,
+ * never logged or stored. Bounded: past this many tags of one master key its cache starts over.
  */
 const MAX_CACHED_TAG_KEYS = 10_000;
+
+/** What one master key version derives: the organization's meta-read key and each tag's file-read key. */
+interface DerivedKeys {
+  metaRead: PiccDecryptor;
+  /** By upper-case UID hex (the tag row's uid). */
+  fileRead: Map<string, AesCmac>;
+}
 
 /**
  * NTAG 424 DNA SUN: `?picc=<32 hex>&cmac=<16 hex>`. Tries each master key version of the
@@ -16,20 +25,25 @@ const MAX_CACHED_TAG_KEYS = 10_000;
  * per-tag key then checks the MAC.
  */
 export function ntag424Kind(masterKeys: MasterKeys): TapProofKind {
-  const metaReadKeys = new Map<string, PiccDecryptor>();
-  const fileReadKeys = new Map<string, AesCmac>();
-  const metaReadKey = (master: Buffer): PiccDecryptor => {
-    const name = master.toString('hex');
-    let key = metaReadKeys.get(name);
-    if (!key) metaReadKeys.set(name, (key = new PiccDecryptor(ntag424MetaReadKey(master))));
-    return key;
+  // By the key's bytes (hex), so a version whose key was replaced (import) never uses the old
+  // key's derivations; the WeakMap finds that entry again without encoding the key on every scan
+  // (MasterKeys hands out the same Buffer until it reads the store again).
+  const byKeyHex = new Map<string, DerivedKeys>();
+  const byKeyBuffer = new WeakMap<Buffer, DerivedKeys>();
+  const derivedFrom = (master: Buffer): DerivedKeys => {
+    let derived = byKeyBuffer.get(master);
+    if (derived) return derived;
+    const hex = master.toString('hex');
+    derived = byKeyHex.get(hex);
+    if (!derived) byKeyHex.set(hex, (derived = { metaRead: new PiccDecryptor(ntag424MetaReadKey(master)), fileRead: new Map() }));
+    byKeyBuffer.set(master, derived);
+    return derived;
   };
-  const fileReadKey = (master: Buffer, uid: Buffer): AesCmac => {
-    const name = `${master.toString('hex')}:${uid.toString('hex')}`;
-    let key = fileReadKeys.get(name);
+  const fileReadKey = (master: Buffer, derived: DerivedKeys, uid: Buffer, uidHex: string): AesCmac => {
+    let key = derived.fileRead.get(uidHex);
     if (!key) {
-      if (fileReadKeys.size >= MAX_CACHED_TAG_KEYS) fileReadKeys.clear();
-      fileReadKeys.set(name, (key = new AesCmac(ntag424FileReadKey(master, uid))));
+      if (derived.fileRead.size >= MAX_CACHED_TAG_KEYS) derived.fileRead.clear();
+      derived.fileRead.set(uidHex, (key = new AesCmac(ntag424FileReadKey(master, uid))));
     }
     return key;
   };
@@ -43,10 +57,11 @@ export function ntag424Kind(masterKeys: MasterKeys): TapProofKind {
       if (versions.length === 0) return { ok: false, reason: 'no_key' };
       let badMac: TapProofCheck | null = null;
       for (const { version, key } of versions) {
-        const picc = decryptPiccData(metaReadKey(key), sun.picc);
+        const derived = derivedFrom(key);
+        const picc = decryptPiccData(derived.metaRead, sun.picc);
         if (!picc) continue;
         const uid = picc.uid.toString('hex').toUpperCase();
-        if (sdmMacMatches(fileReadKey(key, picc.uid), picc, sun.cmac)) return { ok: true, uid, counter: picc.readCounter, keyVersion: version };
+        if (sdmMacMatches(fileReadKey(key, derived, picc.uid, uid), picc, sun.cmac)) return { ok: true, uid, counter: picc.readCounter, keyVersion: version };
         badMac ??= { ok: false, reason: 'bad_mac', uid, counter: picc.readCounter };
       }
       return badMac ?? { ok: false, reason: 'undecryptable' };
