@@ -17,8 +17,16 @@ import type { ScanEventRow } from './repo.ts';
 const HOUR = 3_600_000;
 const MAX_BUCKETS = 2000;
 const ROLLUP_CHUNK = 5000;
-/** Background fold: events per chunk (one short transaction, ~10 ms on the event loop). */
+/** Background fold on SQLite: events per chunk (one short transaction, ~10 ms on the event loop). */
 const FOLD_CHUNK = 500;
+/**
+ * On PostgreSQL the fold's work is the database server's, not the event loop's (the scans are
+ * answered while a chunk's statements run), and its cost is mostly per roll-up row rewritten,
+ * which a chunk rewrites once whatever its number of events (every update is a new row version
+ * and index entries): at chunks of 500 the fold kept up with 350 of 5,000 scans/s written
+ * (`fold-rate`, BENCH_FOLD_MODE=rows, docs/benchmarks.md).
+ */
+const POSTGRES_FOLD_CHUNK = 5000;
 /** Under load, the unfolded events the background fold lets wait (about 0.3 s for a query to fold). */
 const BACKLOG_LIMIT = 10_000;
 /**
@@ -96,6 +104,8 @@ export class ScanAnalytics {
   private readonly store: Store;
   private readonly repo: AnalyticsRepo;
   private readonly clock: Clock;
+  /** Events per chunk of the background fold and of caughtUp. */
+  private readonly chunk: number;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 
@@ -103,6 +113,7 @@ export class ScanAnalytics {
     this.store = store;
     this.repo = new AnalyticsRepo(store.dialect);
     this.clock = clock;
+    this.chunk = store.dialect === 'postgres' ? POSTGRES_FOLD_CHUNK : FOLD_CHUNK;
   }
 
   /**
@@ -131,11 +142,13 @@ export class ScanAnalytics {
           if (backlog <= backlogLimit) return;
           share ??= loadFoldShare(backlog, backlogLimit);
         }
-        const { read } = await this.foldChunk(FOLD_CHUNK, true);
-        if (read < FOLD_CHUNK) return;
-        // Quiet: go on at once. Under load: chunks until the backlog is back at its limit, within
-        // the step's share (wall time: the event loop is free between chunks).
-        if (!quiet && performance.now() - began >= stepMs * (share ?? LOAD_FOLD_SHARE)) return;
+        const { read } = await this.foldChunk(this.chunk, true);
+        if (read < this.chunk) return;
+        // Quiet: go on at once. Under load: chunks until the backlog is back at its limit, on
+        // SQLite within the step's share (wall time: the event loop is free between chunks). On
+        // PostgreSQL the chunk's work is the database's and the event loop answers scans while
+        // it waits, so no share: with one, the fold kept up with 1,000 of 5,000 scans/s.
+        if (!quiet && this.store.dialect === 'sqlite' && performance.now() - began >= stepMs * (share ?? LOAD_FOLD_SHARE)) return;
         await nextTurn();
       }
     };
@@ -173,7 +186,7 @@ export class ScanAnalytics {
     if (this.store.dialect === 'postgres') return this.caughtUpShared();
     // At most the backlog of the call (later scans are the query's own catchUp's); fewer than a
     // chunk read means nothing is left.
-    for (let left = await this.repo.backlog(this.store.db); left > 0 && (await this.foldChunk(FOLD_CHUNK)).read === FOLD_CHUNK; left -= FOLD_CHUNK) {
+    for (let left = await this.repo.backlog(this.store.db); left > 0 && (await this.foldChunk(this.chunk)).read === this.chunk; left -= this.chunk) {
       await nextTurn();
     }
   }
@@ -189,8 +202,8 @@ export class ScanAnalytics {
     const deadline = Date.now() + HORIZON_WAIT_MS;
     let pause = 1;
     for (;;) {
-      const { read, horizon } = await this.foldChunk(FOLD_CHUNK);
-      if (read === FOLD_CHUNK) {
+      const { read, horizon } = await this.foldChunk(this.chunk);
+      if (read === this.chunk) {
         await nextTurn();
         continue;
       }
