@@ -27,6 +27,11 @@ const FOLD_CHUNK = 500;
  * (`fold-rate`, BENCH_FOLD_MODE=rows, docs/benchmarks.md).
  */
 const POSTGRES_FOLD_CHUNK = 5000;
+
+/** Events per chunk of the background fold on this dialect (benchmarks time the fold in them). */
+export function foldChunkSize(dialect: Store['dialect']): number {
+  return dialect === 'postgres' ? POSTGRES_FOLD_CHUNK : FOLD_CHUNK;
+}
 /** Under load, the unfolded events the background fold lets wait (about 0.3 s for a query to fold). */
 const BACKLOG_LIMIT = 10_000;
 /**
@@ -113,7 +118,7 @@ export class ScanAnalytics {
     this.store = store;
     this.repo = new AnalyticsRepo(store.dialect);
     this.clock = clock;
-    this.chunk = store.dialect === 'postgres' ? POSTGRES_FOLD_CHUNK : FOLD_CHUNK;
+    this.chunk = foldChunkSize(store.dialect);
   }
 
   /**
