@@ -35,6 +35,7 @@ export const COPY_ORDER = [
   'scan_events_by_node',
   'scan_rollups',
   'scan_org_rollups',
+  'scan_org_day_rollups',
   'scan_node_days',
   'scan_rollup_state',
   'scan_visitor_days',

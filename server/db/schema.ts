@@ -254,6 +254,15 @@ export interface ScanOrgRollups {
   value: string;
 }
 
+/** Migration 087: scan_org_rollups summed per day (organization analytics in whole days). */
+export interface ScanOrgDayRollups {
+  day: number;
+  dim: string;
+  org_id: string;
+  scans: number;
+  value: string;
+}
+
 /** Migration 071: a node's human scans per day, keyed by organization (top nodes, nodes scanned). */
 export interface ScanNodeDays {
   day: number;
@@ -551,6 +560,7 @@ export interface Schema {
   node_counts: NodeCounts;
   scan_node_days: ScanNodeDays;
   scan_org_days: ScanOrgDays;
+  scan_org_day_rollups: ScanOrgDayRollups;
   scan_org_rollups: ScanOrgRollups;
   scan_rollups: ScanRollups;
   scan_rule_visitor_hours: ScanRuleVisitorHours;

@@ -16,10 +16,16 @@ import { giveRootKey, repoRoot, type ServerProcess, spawnServer, tempDataDir, UN
 
 export type Backend = 'sqlite' | 'postgres';
 
-/** The backends to measure: SQLite always, PostgreSQL when WAYMARK_TEST_DATABASE names a server. */
+/**
+ * The backends to measure: SQLite always, PostgreSQL when WAYMARK_TEST_DATABASE names a server;
+ * BENCH_BACKENDS=postgres (or sqlite) measures one only (a rerun of one backend's figures on a
+ * shared machine).
+ */
 export function backends(): Backend[] {
   if (postgresMissing) console.log(`PostgreSQL rows skipped: ${postgresMissing}`);
-  return postgresMissing ? ['sqlite'] : ['sqlite', 'postgres'];
+  const available: Backend[] = postgresMissing ? ['sqlite'] : ['sqlite', 'postgres'];
+  const only = process.env.BENCH_BACKENDS?.split(',');
+  return only ? available.filter((b) => only.includes(b)) : available;
 }
 
 export interface Instance {

@@ -13,15 +13,109 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
+import { systemClock } from '../../server/platform/clock.ts';
+import { ScanAnalytics } from '../../server/features/scans/analytics.ts';
 import { AnalyticsRepo } from '../../server/features/scans/analyticsRepo.ts';
+import type { Store } from '../../server/db/store.ts';
+import { scanOf, scanWriterFor } from '../support/scanSeed.ts';
 import { USER_AGENTS } from './_scan-load.ts';
 import { type Backend, backends, bulk, machineLoad, openInstance, seedNodes } from './_instance.ts';
 
 const RATE = Number(process.env.BENCH_FOLD_RATE ?? 5000);
 const DURATION = Number(process.env.BENCH_FOLD_DURATION ?? 30);
 const NODES = 200;
+const MODE = process.env.BENCH_FOLD_MODE ?? 'http';
+/** Rows mode: a batch every TICK_MS, as the server's group commit writes them under load. */
+const TICK_MS = 10;
+/** At most this many rows in one write (a writer behind catches up in several; PostgreSQL takes at most 65,535 parameters a statement). */
+const MAX_BATCH = 1000;
 
 async function measure(backend: Backend): Promise<boolean> {
+  return MODE === 'rows' ? measureRows(backend) : MODE === 'both' ? (await measureHttp(backend)) && (await measureRows(backend)) : measureHttp(backend);
+}
+
+async function counts(store: Store) {
+  const recorded = Number((await store.db.selectFrom('scan_events').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()).n);
+  const human = Number((await store.db.selectFrom('scan_events').select((eb) => eb.fn.countAll<number>().as('n')).where('is_bot', '=', 0).executeTakeFirstOrThrow()).n);
+  const folded = Number((await store.db.selectFrom('scan_rollups').select((eb) => eb.fn.coalesce(eb.fn.sum<number>('scans'), eb.lit(0)).as('n')).where('dim', '=', '').executeTakeFirstOrThrow()).n);
+  return { recorded, human, folded };
+}
+
+/** The fold alone: the scan writer's rows at exactly RATE/s in this process, beside the product's background fold. */
+async function measureRows(backend: Backend): Promise<boolean> {
+  const instance = await openInstance(backend);
+  const { store } = instance.opened;
+  const repo = new AnalyticsRepo(store.dialect);
+  const analytics = new ScanAnalytics(store, systemClock);
+  try {
+    const { orgId } = await instance.organization('Fold');
+    await bulk(instance, (tx) => seedNodes(instance, tx, orgId, NODES, { kind: 1, prefix: 'B', createdFrom: Date.now() - 86_400_000 }));
+    const nodeIds = (await store.db.selectFrom('nodes').select('id').where('org_id', '=', orgId).execute()).map((n) => n.id);
+    const write = scanWriterFor(store);
+    let lastScanAt = 0;
+    analytics.start(() => lastScanAt);
+    const samples: Array<{ at: number; backlog: number }> = [];
+    const t0 = performance.now();
+    let written = 0;
+    let nextSample = 0;
+    while (performance.now() - t0 < DURATION * 1000) {
+      const elapsed = performance.now() - t0;
+      if (elapsed >= nextSample) {
+        samples.push({ at: elapsed / 1000, backlog: await repo.backlog(store.db) });
+        nextSample += 1000;
+      }
+      // Due by now at RATE/s; a batch behind is written at once (the rate recorded shows whether the writer kept the pace).
+      const due = Math.min(MAX_BATCH, Math.floor((elapsed / 1000) * RATE) - written);
+      if (due > 0) {
+        const at = Date.now();
+        const batch = Array.from({ length: due }, (_, i) => {
+          const n = written + i;
+          return scanOf(nodeIds[n % nodeIds.length] as string, orgId, {
+            ts: at,
+            device_type: ['mobile', 'desktop', 'tablet'][n % 3] as string,
+            country: ['FR', 'DE', 'US', null][n % 4] as string | null,
+            visitor_hash: `v${n % 5000}`,
+          });
+        });
+        await write(batch);
+        written += due;
+        lastScanAt = Date.now();
+      }
+      await sleep(TICK_MS);
+    }
+    const loadEnd = performance.now();
+    const atEnd = { backlog: await repo.backlog(store.db) };
+    let drainedMs = Number.NaN;
+    for (let waited = 0; waited < 600_000; waited += 250) {
+      if ((await repo.backlog(store.db)) === 0) {
+        drainedMs = performance.now() - loadEnd;
+        break;
+      }
+      await sleep(250);
+    }
+    await analytics.stop();
+    const { recorded, human, folded } = await counts(store);
+    const rate = (recorded / DURATION).toFixed(0);
+    const maxBacklog = Math.max(...samples.map((s) => s.backlog), atEnd.backlog);
+    const foldedDuringLoad = recorded - atEnd.backlog;
+    console.log(`${backend}, rows written by the scan writer (${await machineLoad()}):`);
+    console.log(`  load: ${RATE} scans/s asked for ${DURATION} s, in batches every ${TICK_MS} ms → ${recorded} scans recorded (${rate}/s)`);
+    console.log(`  fold during the load: ${foldedDuringLoad} events (${(foldedDuringLoad / DURATION).toFixed(0)}/s); backlog at the end ${atEnd.backlog}, largest seen ${maxBacklog}`);
+    console.log(`  backlog by second: ${samples.map((s) => `${s.at.toFixed(0)}s ${s.backlog}`).join(', ')}`);
+    console.log(`  after the load: background fold empties the backlog in ${Number.isNaN(drainedMs) ? 'more than 600 s' : `${(drainedMs / 1000).toFixed(1)} s`}; roll-ups hold ${folded} of ${human} human scans ${folded === human ? '(OK)' : '(MISMATCH)'}`);
+    // Bounded: the backlog stopped growing, its value at the end no larger than the largest of the
+    // first half of the run (where it settles, the fold folds as fast as scans come).
+    const firstHalf = Math.max(...samples.filter((s) => s.at < DURATION / 2).map((s) => s.backlog));
+    const bounded = atEnd.backlog <= firstHalf;
+    console.log(`  kept up: ${bounded ? 'yes' : 'NO'} (backlog at the end ${atEnd.backlog} ${bounded ? '≤' : '>'} the largest of the first half, ${firstHalf}: ${bounded ? 'bounded' : 'still growing'})`);
+    return bounded && folded === human;
+  } finally {
+    await analytics.stop();
+    await instance.close();
+  }
+}
+
+async function measureHttp(backend: Backend): Promise<boolean> {
   const instance = await openInstance(backend);
   const { store } = instance.opened;
   const repo = new AnalyticsRepo(store.dialect);
@@ -79,7 +173,7 @@ async function measure(backend: Backend): Promise<boolean> {
   }
 }
 
-console.log(`fold-rate: ${RATE} scans/s for ${DURATION} s on ${NODES} nodes, the background fold alone`);
+console.log(`fold-rate: ${RATE} scans/s for ${DURATION} s on ${NODES} nodes, the background fold alone (${MODE === 'rows' ? 'rows written in this process' : MODE === 'both' ? 'over HTTP, then rows written in this process' : 'over HTTP'})`);
 let ok = true;
 for (const backend of backends()) ok = (await measure(backend)) && ok;
 if (!ok) process.exitCode = 1;

@@ -145,6 +145,81 @@ for (const { dialect, skip } of backends) {
       expect(orgWide.top_nodes.map((t) => [t.slug, t.scans])).toEqual([['BBBBBBBB', 2]]);
     });
 
+    it("an organization's scans, series and breakdowns in whole days (per-day sums, migration 087) equal the raw scans, by hour too, and after a node's delete", async () => {
+      const store = await open(dialect);
+      const org = await seedOrg(store);
+      const other = await seedOrg(store);
+      const nodes = [await seedNode(store, org, { slug: 'AAAAAAAA' }), await seedNode(store, org, { slug: 'BBBBBBBB' }), await seedNode(store, org, { slug: 'CCCCCCCC' })];
+      const elsewhere = await seedNode(store, other, { slug: 'DDDDDDDD' });
+      const write = scanWriterFor(store);
+      const analytics = new ScanAnalytics(store, new ManualClock(T0 + 20 * 86_400_000));
+      let seed = 11;
+      const next = (n: number) => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+        return Math.floor(seed / 65_536) % n;
+      };
+      const devices = ['mobile', 'desktop', 'tablet'];
+      const countries = ['FR', 'DE', null, 'US'];
+      // 1,200 scans over 12 days on three nodes (and another organization's), folded in rounds.
+      for (let round = 0; round < 3; round++) {
+        const scans = [];
+        for (let i = 0; i < 400; i++) {
+          const node = next(8) === 0 ? elsewhere : (nodes[next(3)] as string);
+          const day = next(12);
+          scans.push(
+            scanOf(node, node === elsewhere ? other : org, {
+              ts: T0 + day * 86_400_000 + next(86_400_000),
+              device_type: devices[next(3)] as string,
+              country: countries[next(4)] as string | null,
+              is_bot: next(10) === 0 ? 1 : 0,
+            }),
+          );
+        }
+        await write(scans);
+        await analytics.caughtUp();
+      }
+      // The raw human scans of the organization: total, per bucket, per device type and country.
+      const raw = async (fromMs: number, toMs: number, bucketMs: number, offsetMs = 0) => {
+        const rows = await store.db.selectFrom('scan_events').select(['ts', 'device_type', 'country']).where('org_id', '=', org).where('is_bot', '=', 0).where('ts', '>=', fromMs).where('ts', '<', toMs).execute();
+        const series = Array.from({ length: Math.ceil((toMs - fromMs + offsetMs) / bucketMs) }, () => 0);
+        const tally = (values: Array<string | null>) => {
+          const counts = new Map<string | null, number>();
+          for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
+          return [...counts].map(([value, scans]) => ({ value, scans })).sort((a, b) => b.scans - a.scans || String(a.value ?? '').localeCompare(String(b.value ?? '')));
+        };
+        for (const r of rows) series[Math.floor((Number(r.ts) - fromMs + offsetMs) / bucketMs)]! += 1;
+        return { total: rows.length, series, device_type: tally(rows.map((r) => r.device_type)), country: tally(rows.map((r) => r.country)) };
+      };
+      const check = async () => {
+        const from = Date.parse('2026-11-21');
+        const to = Date.parse('2026-12-03');
+        const expected = await raw(from, to, 86_400_000);
+        expect(expected.total).toBeGreaterThan(300);
+        for (const interval of ['day', 'week', 'hour'] as const) {
+          const got = await analytics.forOrg(org, { from: '2026-11-21', to: '2026-12-03', interval });
+          expect(got.totals.scans).toBe(expected.total);
+          expect(got.breakdowns.device_type).toEqual(expected.device_type);
+          expect(got.breakdowns.country).toEqual(expected.country);
+          expect(got.series.reduce((sum, b) => sum + b.scans, 0)).toBe(expected.total);
+        }
+        expect((await analytics.forOrg(org, { from: '2026-11-21', to: '2026-12-03', interval: 'day' })).series.map((b) => b.scans)).toEqual(expected.series);
+        // Weeks start on Monday: 2026-11-21 is a Saturday, five days into its week.
+        expect((await analytics.forOrg(org, { from: '2026-11-21', to: '2026-12-03', interval: 'week' })).series.map((b) => b.scans)).toEqual((await raw(from, to, 7 * 86_400_000, 5 * 86_400_000)).series);
+        // Not on whole days: the hourly sums (migration 071).
+        const edgeFrom = Date.parse('2026-11-22T05:00:00Z');
+        const edgeTo = Date.parse('2026-11-26T19:00:00Z');
+        const edges = await analytics.forOrg(org, { from: '2026-11-22T05:00:00Z', to: '2026-11-26T19:00:00Z', interval: 'hour' });
+        const hourly = await raw(edgeFrom, edgeTo, 3_600_000);
+        expect(edges.totals.scans).toBe(hourly.total);
+        expect(edges.series.map((b) => b.scans)).toEqual(hourly.series);
+        expect(edges.breakdowns.country).toEqual(hourly.country);
+      };
+      await check();
+      // A deleted node's scans leave the per-day sums as they leave the hourly ones.
+      await store.db.deleteFrom('nodes').where('id', '=', nodes[0] as string).execute();
+      await check();
+    });
+
     it('unique visitors from the per-day counts the fold keeps equal the distinct (day, key) pairs of the raw scans', async () => {
       const store = await open(dialect);
       const org = await seedOrg(store);

@@ -17,8 +17,21 @@ import type { ScanEventRow } from './repo.ts';
 const HOUR = 3_600_000;
 const MAX_BUCKETS = 2000;
 const ROLLUP_CHUNK = 5000;
-/** Background fold: events per chunk (one short transaction, ~10 ms on the event loop). */
+/** Background fold on SQLite: events per chunk (one short transaction, ~10 ms on the event loop). */
 const FOLD_CHUNK = 500;
+/**
+ * On PostgreSQL the fold's work is the database server's, not the event loop's (the scans are
+ * answered while a chunk's statements run), and its cost is mostly per roll-up row rewritten,
+ * which a chunk rewrites once whatever its number of events (every update is a new row version
+ * and index entries): at chunks of 500 the fold kept up with 350 of 5,000 scans/s written
+ * (`fold-rate`, BENCH_FOLD_MODE=rows, docs/benchmarks.md).
+ */
+const POSTGRES_FOLD_CHUNK = 5000;
+
+/** Events per chunk of the background fold on this dialect (benchmarks time the fold in them). */
+export function foldChunkSize(dialect: Store['dialect']): number {
+  return dialect === 'postgres' ? POSTGRES_FOLD_CHUNK : FOLD_CHUNK;
+}
 /** Under load, the unfolded events the background fold lets wait (about 0.3 s for a query to fold). */
 const BACKLOG_LIMIT = 10_000;
 /**
@@ -96,6 +109,8 @@ export class ScanAnalytics {
   private readonly store: Store;
   private readonly repo: AnalyticsRepo;
   private readonly clock: Clock;
+  /** Events per chunk of the background fold and of caughtUp. */
+  private readonly chunk: number;
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 
@@ -103,6 +118,7 @@ export class ScanAnalytics {
     this.store = store;
     this.repo = new AnalyticsRepo(store.dialect);
     this.clock = clock;
+    this.chunk = foldChunkSize(store.dialect);
   }
 
   /**
@@ -131,11 +147,13 @@ export class ScanAnalytics {
           if (backlog <= backlogLimit) return;
           share ??= loadFoldShare(backlog, backlogLimit);
         }
-        const { read } = await this.foldChunk(FOLD_CHUNK, true);
-        if (read < FOLD_CHUNK) return;
-        // Quiet: go on at once. Under load: chunks until the backlog is back at its limit, within
-        // the step's share (wall time: the event loop is free between chunks).
-        if (!quiet && performance.now() - began >= stepMs * (share ?? LOAD_FOLD_SHARE)) return;
+        const { read } = await this.foldChunk(this.chunk, true);
+        if (read < this.chunk) return;
+        // Quiet: go on at once. Under load: chunks until the backlog is back at its limit, on
+        // SQLite within the step's share (wall time: the event loop is free between chunks). On
+        // PostgreSQL the chunk's work is the database's and the event loop answers scans while
+        // it waits, so no share: with one, the fold kept up with 1,000 of 5,000 scans/s.
+        if (!quiet && this.store.dialect === 'sqlite' && performance.now() - began >= stepMs * (share ?? LOAD_FOLD_SHARE)) return;
         await nextTurn();
       }
     };
@@ -173,7 +191,7 @@ export class ScanAnalytics {
     if (this.store.dialect === 'postgres') return this.caughtUpShared();
     // At most the backlog of the call (later scans are the query's own catchUp's); fewer than a
     // chunk read means nothing is left.
-    for (let left = await this.repo.backlog(this.store.db); left > 0 && (await this.foldChunk(FOLD_CHUNK)).read === FOLD_CHUNK; left -= FOLD_CHUNK) {
+    for (let left = await this.repo.backlog(this.store.db); left > 0 && (await this.foldChunk(this.chunk)).read === this.chunk; left -= this.chunk) {
       await nextTurn();
     }
   }
@@ -189,8 +207,8 @@ export class ScanAnalytics {
     const deadline = Date.now() + HORIZON_WAIT_MS;
     let pause = 1;
     for (;;) {
-      const { read, horizon } = await this.foldChunk(FOLD_CHUNK);
-      if (read === FOLD_CHUNK) {
+      const { read, horizon } = await this.foldChunk(this.chunk);
+      if (read === this.chunk) {
         await nextTurn();
         continue;
       }
@@ -226,11 +244,13 @@ export class ScanAnalytics {
   private async series(scope: Scope, r: Range): Promise<SeriesBucket[]> {
     const db = this.store.db;
     const b = BUCKETS[r.interval];
-    const scans = new Map((await this.repo.seriesScans(db, scope, r.fromHour, r.toHour, b.sql)).map((x) => [x.bucket, x.scans]));
-    const visitorRows =
+    const [scanRows, visitorRows] = await Promise.all([
+      this.repo.seriesScans(db, scope, r.fromHour, r.toHour, b.sql, r.interval === 'hour'),
       r.interval === 'hour'
-        ? await this.repo.seriesVisitorsHourly(db, scope, r.fromHour, r.toHour)
-        : await this.repo.seriesVisitorsDaily(db, scope, r.fromHour / 24, r.toHour / 24, b.daySql);
+        ? this.repo.seriesVisitorsHourly(db, scope, r.fromHour, r.toHour)
+        : this.repo.seriesVisitorsDaily(db, scope, r.fromHour / 24, r.toHour / 24, b.daySql),
+    ]);
+    const scans = new Map(scanRows.map((x) => [x.bucket, x.scans]));
     const visitors = new Map(visitorRows.map((x) => [x.bucket, x.visitors]));
     const out: SeriesBucket[] = [];
     for (let bucket = b.of(r.fromHour); bucket <= b.of(r.toHour - 1); bucket++) {
@@ -250,11 +270,9 @@ export class ScanAnalytics {
   }
 
   private async breakdowns(scope: Scope, r: Range): Promise<Record<Dimension, Breakdown[]>> {
+    const rows = await this.repo.breakdowns(this.store.db, scope, r.fromHour, r.toHour, DIMENSIONS);
     const out = {} as Record<Dimension, Breakdown[]>;
-    for (const dim of DIMENSIONS) {
-      const rows = await this.repo.breakdown(this.store.db, scope, r.fromHour, r.toHour, dim);
-      out[dim] = rows.map((x) => ({ value: x.value === '' ? null : x.value, scans: x.scans }));
-    }
+    for (const dim of DIMENSIONS) out[dim] = (rows.get(dim) ?? []).map((x) => ({ value: x.value === '' ? null : x.value, scans: x.scans }));
     out.source = foldLegacyNfc(out.source);
     return out;
   }
@@ -275,22 +293,32 @@ export class ScanAnalytics {
     return { since: new Date(sinceHour * HOUR).toISOString(), variants };
   }
 
+  /*
+   * The queries of an answer are independent reads of what the fold has committed: they run at
+   * once (on PostgreSQL on separate pool connections), so an answer costs about its slowest query
+   * instead of the sum of a dozen round trips (issue 19: 92-103 ms at 1 M scans, mostly fixed cost).
+   */
+
   async forNode(node: { id: string; slug: string }, input: RangeInput, split?: SplitInput) {
     const r = this.range(input);
     await this.catchUp();
     const scope: Scope = { kind: 'node', id: node.id };
+    const [scans, uniqueVisitors, series, breakdowns, splitTest] = await Promise.all([
+      this.repo.totalScans(this.store.db, scope, r.fromHour, r.toHour),
+      this.uniqueVisitors(scope, r),
+      this.series(scope, r),
+      this.breakdowns(scope, r),
+      split && split.variants.length > 0 ? this.splitTest(node.id, r, split) : null,
+    ]);
     return {
       node: { id: node.id, slug: node.slug },
       from: new Date(r.fromHour * HOUR).toISOString(),
       to: new Date(r.toHour * HOUR).toISOString(),
       interval: r.interval,
-      totals: {
-        scans: await this.repo.totalScans(this.store.db, scope, r.fromHour, r.toHour),
-        unique_visitors: await this.uniqueVisitors(scope, r),
-      },
-      series: await this.series(scope, r),
-      breakdowns: await this.breakdowns(scope, r),
-      split_test: split && split.variants.length > 0 ? await this.splitTest(node.id, r, split) : null,
+      totals: { scans, unique_visitors: uniqueVisitors },
+      series,
+      breakdowns,
+      split_test: splitTest,
     };
   }
 
@@ -299,18 +327,22 @@ export class ScanAnalytics {
     await this.catchUp();
     const scope: Scope = { kind: 'org', id: orgId };
     const db = this.store.db;
+    const [scans, uniqueVisitors, nodesScanned, series, breakdowns, topNodes] = await Promise.all([
+      this.repo.totalScans(db, scope, r.fromHour, r.toHour),
+      this.uniqueVisitors(scope, r),
+      this.repo.nodesScanned(db, orgId, r.fromHour, r.toHour),
+      this.series(scope, r),
+      this.breakdowns(scope, r),
+      this.repo.topNodes(db, orgId, r.fromHour, r.toHour, input.top ?? 10),
+    ]);
     return {
       from: new Date(r.fromHour * HOUR).toISOString(),
       to: new Date(r.toHour * HOUR).toISOString(),
       interval: r.interval,
-      totals: {
-        scans: await this.repo.totalScans(db, scope, r.fromHour, r.toHour),
-        unique_visitors: await this.uniqueVisitors(scope, r),
-        nodes_scanned: await this.repo.nodesScanned(db, orgId, r.fromHour, r.toHour),
-      },
-      series: await this.series(scope, r),
-      breakdowns: await this.breakdowns(scope, r),
-      top_nodes: await this.repo.topNodes(db, orgId, r.fromHour, r.toHour, input.top ?? 10),
+      totals: { scans, unique_visitors: uniqueVisitors, nodes_scanned: nodesScanned },
+      series,
+      breakdowns,
+      top_nodes: topNodes,
     };
   }
 

@@ -11,7 +11,7 @@
  *   pair (last_xid, last_event), and the fold locks the state row: several processes folding at
  *   once take turns, and every event is folded exactly once (postgres/064_scans_many_processes.sql).
  */
-import { type SqlBool, sql } from 'kysely';
+import { type AliasedSelectQueryBuilder, type SqlBool, sql } from 'kysely';
 import type { Dialect, Executor } from '../../db/store.ts';
 import type { ScanEventRow } from './repo.ts';
 
@@ -30,6 +30,14 @@ export interface FoldResult {
   read: number;
   /** PostgreSQL: the transaction horizon the chunk stopped at (every older transaction was done). */
   horizon: bigint | null;
+}
+
+/** A roll-up row to sum: the first hour it covers, a dimension's value, its scans. */
+interface RollupRow {
+  dim: string;
+  hour: number;
+  value: string;
+  scans: number;
 }
 
 const HOUR_MS = 3_600_000;
@@ -98,6 +106,14 @@ export class AnalyticsRepo {
       WHERE ${inChunk} AND e.is_bot = 0
       GROUP BY 1, 2, 3, 4
       ON CONFLICT (org_id, dim, hour, value) DO UPDATE SET scans = scan_org_rollups.scans + excluded.scans`.execute(tx);
+    // The same per day (migration 087): organization analytics in whole days read 24 times fewer rows.
+    await sql`
+      INSERT INTO scan_org_day_rollups (org_id, dim, day, value, scans)
+      SELECT e.org_id, d.dim, e.ts / ${sql.lit(DAY_MS)}, ${VALUE_OF_DIM}, count(*)
+      FROM scan_events e CROSS JOIN ${DIMS} d
+      WHERE ${inChunk} AND e.is_bot = 0
+      GROUP BY 1, 2, 3, 4
+      ON CONFLICT (org_id, dim, day, value) DO UPDATE SET scans = scan_org_day_rollups.scans + excluded.scans`.execute(tx);
     await sql`
       INSERT INTO scan_node_days (node_id, day, org_id, scans)
       SELECT e.node_id, e.ts / ${sql.lit(DAY_MS)}, e.org_id, count(*)
@@ -241,19 +257,33 @@ export class AnalyticsRepo {
     return scope.kind === 'node' ? ('node_id' as const) : ('org_id' as const);
   }
 
-  /** A node's roll-ups, or its organization's sums of them (migration 071). */
-  private rollupsOf(db: Executor, scope: Scope) {
-    return scope.kind === 'node'
-      ? db.selectFrom('scan_rollups').where('node_id', '=', scope.id)
-      : db.selectFrom('scan_org_rollups as scan_rollups').where('org_id', '=', scope.id);
+  /**
+   * The roll-up rows to sum for dimensions `dims` in [fromHour, toHour): a node's hourly roll-ups, or
+   * its organization's sums of them (migration 071), per day where the range is whole days and
+   * hours are not asked for (migration 087: 24 times fewer rows). Each row's `hour` is the first
+   * hour it covers.
+   */
+  private rollupRows(db: Executor, scope: Scope, dims: readonly string[], fromHour: number, toHour: number, byHour: boolean): AliasedSelectQueryBuilder<RollupRow, 'r'> {
+    if (scope.kind === 'node') {
+      return db.selectFrom('scan_rollups').select(['dim', 'hour', 'value', 'scans']).where('node_id', '=', scope.id).where('dim', 'in', dims).where('hour', '>=', fromHour).where('hour', '<', toHour).as('r');
+    }
+    if (!byHour && fromHour % 24 === 0 && toHour % 24 === 0) {
+      return db
+        .selectFrom('scan_org_day_rollups')
+        .select(['dim', sql<number>`day * 24`.as('hour'), 'value', 'scans'])
+        .where('org_id', '=', scope.id)
+        .where('dim', 'in', dims)
+        .where('day', '>=', fromHour / 24)
+        .where('day', '<', toHour / 24)
+        .as('r');
+    }
+    return db.selectFrom('scan_org_rollups').select(['dim', 'hour', 'value', 'scans']).where('org_id', '=', scope.id).where('dim', 'in', dims).where('hour', '>=', fromHour).where('hour', '<', toHour).as('r');
   }
 
   async totalScans(db: Executor, scope: Scope, fromHour: number, toHour: number): Promise<number> {
-    const row = await this.rollupsOf(db, scope)
-      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('scans'), eb.lit(0)).as('n'))
-      .where('dim', '=', '')
-      .where('hour', '>=', fromHour)
-      .where('hour', '<', toHour)
+    const row = await db
+      .selectFrom(this.rollupRows(db, scope, [''], fromHour, toHour, false))
+      .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('r.scans'), eb.lit(0)).as('n'))
       .executeTakeFirstOrThrow();
     return Number(row.n);
   }
@@ -304,13 +334,14 @@ export class AnalyticsRepo {
       : db.selectFrom('scan_org_days as d').where('d.org_id', '=', scope.id);
   }
 
-  /** Scans per bucket; `bucketSql` maps `hour` to a bucket number (integer division on both dialects). */
-  async seriesScans(db: Executor, scope: Scope, fromHour: number, toHour: number, bucketSql: string): Promise<Array<{ bucket: number; scans: number }>> {
-    const rows = await this.rollupsOf(db, scope)
-      .select((eb) => [sql<number>`${sql.raw(bucketSql)}`.as('bucket'), eb.fn.sum<number>('scans').as('scans')])
-      .where('dim', '=', '')
-      .where('hour', '>=', fromHour)
-      .where('hour', '<', toHour)
+  /**
+   * Scans per bucket; `bucketSql` maps `hour` to a bucket number (integer division on both
+   * dialects); `byHour` when buckets are hours.
+   */
+  async seriesScans(db: Executor, scope: Scope, fromHour: number, toHour: number, bucketSql: string, byHour: boolean): Promise<Array<{ bucket: number; scans: number }>> {
+    const rows = await db
+      .selectFrom(this.rollupRows(db, scope, [''], fromHour, toHour, byHour))
+      .select((eb) => [sql<number>`${sql.raw(bucketSql)}`.as('bucket'), eb.fn.sum<number>('r.scans').as('scans')])
       .groupBy(sql.raw(bucketSql))
       .execute();
     return rows.map((r) => ({ bucket: Number(r.bucket), scans: Number(r.scans) }));
@@ -355,18 +386,24 @@ export class AnalyticsRepo {
   }
 
   async breakdown(db: Executor, scope: Scope, fromHour: number, toHour: number, dim: Dimension): Promise<Array<{ value: string; scans: number }>> {
-    const rows = await this.rollupsOf(db, scope)
-      .select((eb) => ['value', eb.fn.sum<number>('scans').as('total')])
-      .where('dim', '=', dim)
-      .where('hour', '>=', fromHour)
-      .where('hour', '<', toHour)
-      .groupBy('value')
-      // An organization's sums keep a row at 0 after a node's delete (migration 071).
-      .having((eb) => eb.fn.sum('scans'), '>', 0)
+    return (await this.breakdowns(db, scope, fromHour, toHour, [dim])).get(dim) ?? [];
+  }
+
+  /** Scans per value of each dimension, most first (ties in byte order): one query for all of them. */
+  async breakdowns(db: Executor, scope: Scope, fromHour: number, toHour: number, dims: readonly Dimension[]): Promise<Map<Dimension, Array<{ value: string; scans: number }>>> {
+    const rows = await db
+      .selectFrom(this.rollupRows(db, scope, dims, fromHour, toHour, false))
+      .select((eb) => ['r.dim', 'r.value', eb.fn.sum<number>('r.scans').as('total')])
+      .groupBy(['r.dim', 'r.value'])
+      // An organization's sums keep a row at 0 after a node's delete (migrations 071, 087).
+      .having((eb) => eb.fn.sum('r.scans'), '>', 0)
+      .orderBy('r.dim')
       .orderBy('total', 'desc')
-      .orderBy(this.byteOrder('value'))
+      .orderBy(this.byteOrder('r.value'))
       .execute();
-    return rows.map((r) => ({ value: r.value, scans: Number(r.total) }));
+    const out = new Map<Dimension, Array<{ value: string; scans: number }>>(dims.map((d) => [d, []]));
+    for (const r of rows) out.get(r.dim as Dimension)?.push({ value: r.value, scans: Number(r.total) });
+    return out;
   }
 
   async topNodes(db: Executor, orgId: string, fromHour: number, toHour: number, limit: number): Promise<Array<{ id: string; slug: string; label: string; scans: number }>> {
