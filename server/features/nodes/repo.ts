@@ -128,10 +128,14 @@ export class NodesRepo {
 
   /** Up to `limit` nodes of an organization after rowid `after`, in rowid order (keyset paging). */
   async pageAfter(db: Executor, orgId: string, after: number, limit: number): Promise<Array<{ rowid: number; node: NodeRow }>> {
+    // SQLite would search the organization's index and sort all its nodes after `after` for each
+    // page (an export quadratic in the node count: 10 s of CPU for 190,000); `+org_id` keeps it
+    // off that index, so each page walks the rowids on from `after` (linear over the export).
+    const org = this.dialect === 'sqlite' ? sql<string>`+${sql.ref('org_id')}` : sql<string>`${sql.ref('org_id')}`;
     const rows = await db
       .selectFrom('nodes')
       .select([...COLUMNS, 'rowid'])
-      .where('org_id', '=', orgId)
+      .where(org, '=', orgId)
       .where('rowid', '>', after)
       .orderBy('rowid')
       .limit(limit)
