@@ -38,6 +38,11 @@ export interface OutboxDeps {
   repo?: OutboxRepo;
 }
 
+/** The webhook-id of a new event. */
+function eventId(): string {
+  return `evt_${newId().replaceAll('-', '')}`;
+}
+
 /**
  * The durable event outbox. Record an event inside the transaction that makes the change, so the
  * event exists if and only if the change committed. The id is the webhook-id.
@@ -60,8 +65,23 @@ export class Outbox {
   }
 
   async record(tx: Executor, orgId: string, type: string, data: unknown): Promise<string> {
-    const id = `evt_${newId().replaceAll('-', '')}`;
+    const id = eventId();
     await this.repo.insert(tx, { id, org_id: orgId, type, data_json: JSON.stringify(data), created_at: new Date(this.clock.now()).toISOString() });
+    this.notifyAfterCommit(tx);
+    return id;
+  }
+
+  /** Events in this order, as record() one after another would, in fewer statements (the node import). */
+  async recordMany(tx: Executor, orgId: string, events: ReadonlyArray<{ type: string; data: unknown }>): Promise<string[]> {
+    if (events.length === 0) return [];
+    const createdAt = new Date(this.clock.now()).toISOString();
+    const rows = events.map((e) => ({ id: eventId(), org_id: orgId, type: e.type, data_json: JSON.stringify(e.data), created_at: createdAt }));
+    await this.repo.insertMany(tx, rows);
+    this.notifyAfterCommit(tx);
+    return rows.map((r) => r.id);
+  }
+
+  private notifyAfterCommit(tx: Executor): void {
     // Listeners (e.g. the webhook dispatcher) look for new events only once the row is visible.
     if (!this.pending.has(tx)) {
       this.pending.add(tx);
@@ -70,7 +90,6 @@ export class Outbox {
         this.notifyRecorded();
       });
     }
-    return id;
   }
 
   /** See SubscriptionCheck. */

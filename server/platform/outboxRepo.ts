@@ -8,10 +8,18 @@ export interface OutboxRow {
   created_at: string;
 }
 
+/** Rows per multi-row INSERT: 5 parameters each, far below SQLite's and PostgreSQL's limits. */
+const INSERT_CHUNK = 500;
+
 /** The SQL of the event outbox (platform/outbox.ts) and of its pruning (platform/outboxPruner.ts). */
 export class OutboxRepo {
   async insert(db: Executor, row: OutboxRow): Promise<void> {
     await db.insertInto('outbox_events').values(row).execute();
+  }
+
+  /** Rows in order, a few hundred per INSERT (an import records thousands in one transaction). */
+  async insertMany(db: Executor, rows: readonly OutboxRow[]): Promise<void> {
+    for (let i = 0; i < rows.length; i += INSERT_CHUNK) await db.insertInto('outbox_events').values(rows.slice(i, i + INSERT_CHUNK)).execute();
   }
 
   /** Events after `afterSeq`, oldest first. */

@@ -7,6 +7,12 @@ import { BACKUP_FORMAT, BACKUP_OMITTED, BACKUP_VERSION, type BackupNodeT, type B
 
 /** Nodes read per page: the memory an export holds, whatever the organization's size. */
 const PAGE = 500;
+/**
+ * Characters yielded at a time. A whole page as one string (~200 KB) is a large object for V8,
+ * collected only by a full GC: the process grew by the size of the export (+150 MiB for
+ * 100,000 nodes). Pieces this small die young, in the scavenges.
+ */
+const CHUNK = 16 * 1024;
 
 export interface BackupServices {
   nodes: NodeService;
@@ -46,11 +52,19 @@ export async function* exportOrganization(services: BackupServices, org: { id: s
   yield `"webhooks":${list(ownWebhooks)},\n`;
   yield '"nodes":[';
   let first = true;
+  let chunk = '';
   for await (const page of nodes.pages(org.id, PAGE)) {
     const rulesOf = await rules.ofNodes(page.map((n) => n.id));
-    yield page.map((n) => `${first ? ((first = false), '\n') : ',\n'}${JSON.stringify(backupNode(n, rulesOf.get(n.id) ?? []))}`).join('');
+    for (const n of page) {
+      chunk += `${first ? '\n' : ',\n'}${JSON.stringify(backupNode(n, rulesOf.get(n.id) ?? []))}`;
+      first = false;
+      if (chunk.length >= CHUNK) {
+        yield chunk;
+        chunk = '';
+      }
+    }
   }
-  yield first ? ']}\n' : '\n]}\n';
+  yield `${chunk}${first ? ']}\n' : '\n]}\n'}`;
 }
 
 function backupNode(n: NodeRow, rules: RuleRow[]): BackupNodeT {

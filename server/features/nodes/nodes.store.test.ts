@@ -2,7 +2,9 @@
 // services run them in (test/support/nodeStores.ts). PostgreSQL skips without a server.
 import { afterEach, describe, expect, it } from 'vitest';
 import { backends, insertOrg, nodeServices, openTestStore, type TestStore } from '../../../test/support/nodeStores.ts';
+import type { Executor } from '../../db/store.ts';
 import { ManualClock } from '../../platform/clock.ts';
+import { BLOCK_SIZE, encode40, permute } from '../slugs/index.ts';
 
 for (const { dialect, skip } of backends) {
   describe.skipIf(skip !== null)(`nodes, templates and rules on ${dialect}${skip ? ` (skipped: ${skip})` : ''}`, () => {
@@ -106,6 +108,33 @@ for (const { dialect, skip } of backends) {
       expect(await nodes.scanBaseOf(other)).toBe('https://wm.example'); // another organization keeps the default
       clock.advance(1000);
       expect(await organizations.update(orgId, { scan_base: null })).toMatchObject({ scan_base: 'https://wm.example', scan_base_source: 'instance', scan_base_updated_at: '2026-11-25T10:00:01.000Z' });
+    });
+
+    it('creates many as a run of one slug block, one by one where the block has no room for the run; rows and events in order', async () => {
+      const { store, orgId, nodes, events } = await setup();
+      const checked = (tx: Executor, i: number) => nodes.checkCreate(tx, orgId, { label: `Door ${i}`, function_type: 'redirect', payload: { url: `https://example.com/${i}` } });
+      const createMany = (from: number, count: number) =>
+        store.transaction(async (tx) => nodes.createManyIn(tx, orgId, await Promise.all(Array.from({ length: count }, (_, i) => checked(tx, from + i)))));
+      const slugAt = (block: number, offset: number) => encode40(permute(block * BLOCK_SIZE + offset));
+      const first = await nodes.create(orgId, { label: 'Door 0', function_type: 'redirect', payload: { url: 'https://example.com/0' } });
+      const { block } = await store.db.selectFrom('slug_blocks').select('block').executeTakeFirstOrThrow();
+      expect(first.slug).toBe(slugAt(block, 0));
+      const run = await createMany(1, 3);
+      expect(run.map((n) => n.slug)).toEqual([1, 2, 3].map((o) => slugAt(block, o)));
+      // Two slugs left in the block: the first two of three come from it, the third from a fresh block.
+      await store.db.updateTable('slug_blocks').set({ next_offset: BLOCK_SIZE - 2 }).where('block', '=', block).execute();
+      const edge = await createMany(4, 3);
+      expect(edge.slice(0, 2).map((n) => n.slug)).toEqual([BLOCK_SIZE - 2, BLOCK_SIZE - 1].map((o) => slugAt(block, o)));
+      const blocks = await store.db.selectFrom('slug_blocks').select(['block', 'next_offset']).execute();
+      expect(blocks).toHaveLength(2);
+      expect(blocks.find((b) => b.block === block)?.next_offset).toBe(BLOCK_SIZE);
+      const all = [first, ...run, ...edge];
+      expect(new Set(all.map((n) => n.slug)).size).toBe(7);
+      const stored = await store.db.selectFrom('nodes').select(['slug', 'label']).orderBy('rowid').execute();
+      expect(stored).toEqual(all.map((n) => ({ slug: n.slug, label: n.label })));
+      const minted = await store.db.selectFrom('slugs').select(['slug', 'node_id']).execute();
+      expect(minted.sort((a, b) => a.slug.localeCompare(b.slug))).toEqual(all.map((n) => ({ slug: n.slug, node_id: n.id })).sort((a, b) => a.slug.localeCompare(b.slug)));
+      expect((await events()).map((e) => [e.type, e.data.slug])).toEqual(all.map((n) => ['node.created', n.slug]));
     });
 
     it('rolls a failed create back: no node, no slug, no event', async () => {

@@ -84,6 +84,13 @@ function toStored(node: NodeRow): Omit<StoredNode, 'id' | 'org_id' | 'slug' | 's
   };
 }
 
+function insertable(node: NodeRow) {
+  return { ...toStored(node), id: node.id, org_id: node.org_id, slug: node.slug, scan_count: node.scan_count, batch_id: node.batch_id, serial: node.serial, serial_number: node.serial_number, created_at: node.created_at };
+}
+
+/** Nodes per multi-row INSERT: 19 parameters each, below SQLite's 32,766 and PostgreSQL's 65,535. */
+const INSERT_CHUNK = 500;
+
 export interface NodeFilter {
   status?: NodeStatus | undefined;
   function_type?: FunctionType | undefined;
@@ -128,10 +135,14 @@ export class NodesRepo {
 
   /** Up to `limit` nodes of an organization after rowid `after`, in rowid order (keyset paging). */
   async pageAfter(db: Executor, orgId: string, after: number, limit: number): Promise<Array<{ rowid: number; node: NodeRow }>> {
+    // SQLite would search the organization's index and sort all its nodes after `after` for each
+    // page (an export quadratic in the node count: 10 s of CPU for 190,000); `+org_id` keeps it
+    // off that index, so each page walks the rowids on from `after` (linear over the export).
+    const org = this.dialect === 'sqlite' ? sql<string>`+${sql.ref('org_id')}` : sql<string>`${sql.ref('org_id')}`;
     const rows = await db
       .selectFrom('nodes')
       .select([...COLUMNS, 'rowid'])
-      .where('org_id', '=', orgId)
+      .where(org, '=', orgId)
       .where('rowid', '>', after)
       .orderBy('rowid')
       .limit(limit)
@@ -145,10 +156,12 @@ export class NodesRepo {
   }
 
   async insert(db: Executor, node: NodeRow): Promise<void> {
-    await db
-      .insertInto('nodes')
-      .values({ ...toStored(node), id: node.id, org_id: node.org_id, slug: node.slug, scan_count: node.scan_count, batch_id: node.batch_id, serial: node.serial, serial_number: node.serial_number, created_at: node.created_at })
-      .execute();
+    await db.insertInto('nodes').values(insertable(node)).execute();
+  }
+
+  /** Nodes in this order, a few hundred per INSERT (the import creates thousands in one transaction). */
+  async insertMany(db: Executor, nodes: readonly NodeRow[]): Promise<void> {
+    for (let i = 0; i < nodes.length; i += INSERT_CHUNK) await db.insertInto('nodes').values(nodes.slice(i, i + INSERT_CHUNK).map(insertable)).execute();
   }
 
   async update(db: Executor, node: NodeRow): Promise<void> {

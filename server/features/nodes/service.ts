@@ -39,6 +39,9 @@ export interface UpdateNodeInput extends NodeLimitsInput {
 
 type LimitColumns = Partial<Pick<NodeRow, 'expires_at' | 'max_scans' | 'password_hash' | 'after_limit'>>;
 
+/** What a new node stores beside the slug, id, counters and times the service gives it. */
+export type NewNode = Pick<NodeRow, 'label' | 'function_type' | 'payload' | 'status' | 'template_id'> & LimitColumns;
+
 /** The stored form of the limits given, but the password (expires_at normalised to UTC; gone = null). */
 function plainLimitColumns(input: NodeLimitsInput): LimitColumns {
   const out: LimitColumns = {};
@@ -65,7 +68,7 @@ export type NodeChange = Partial<Pick<NodeRow, 'payload' | 'status' | 'hardware_
 export interface NodeServiceDeps {
   store: Store;
   clock: Clock;
-  outbox: Pick<Outbox, 'record'>;
+  outbox: Pick<Outbox, 'record' | 'recordMany'>;
   nodes: NodesRepo;
   templates: TemplateLookup;
   slugs: SlugAllocator;
@@ -121,10 +124,19 @@ export class NodeService {
   }
 
   /**
-   * A create in the caller's transaction (the import makes many in one); records `node.created`.
-   * A password arrives hashed (passwordColumn): hashing awaits, which a SQLite transaction cannot.
+   * A create in the caller's transaction; records `node.created`. A password arrives hashed
+   * (passwordColumn): hashing awaits, which a SQLite transaction cannot.
    */
   async createIn(tx: Executor, orgId: string, input: CreateNodeInput, password: Pick<LimitColumns, 'password_hash'> = {}): Promise<NodeRow> {
+    const [node] = await this.createManyIn(tx, orgId, [await this.checkCreate(tx, orgId, input, password)]);
+    return node!;
+  }
+
+  /**
+   * A create's checks (template, payload complete for its type) and the fields it would store,
+   * nothing written: the import checks each row, then writes them together (createManyIn).
+   */
+  async checkCreate(tx: Executor, orgId: string, input: CreateNodeInput, password: Pick<LimitColumns, 'password_hash'> = {}): Promise<NewNode> {
     if (input.password !== undefined && password.password_hash === undefined) throw new Error('createIn: hash the password first (passwordColumn)');
     let payload = input.payload;
     let templateId: string | null = null;
@@ -137,7 +149,7 @@ export class NodeService {
       templateId = template.id;
     }
     validatePayload(input.function_type, payload);
-    const node = await this.newNode(tx, orgId, {
+    return {
       label: input.label,
       function_type: input.function_type,
       payload,
@@ -145,24 +157,43 @@ export class NodeService {
       template_id: templateId,
       ...plainLimitColumns(input),
       ...password,
-    });
-    await this.deps.outbox.record(tx, orgId, 'node.created', await this.apiIn(tx, node));
+    };
+  }
+
+  /**
+   * Nodes checked by checkCreate, in the caller's transaction: a slug minted for each, then the
+   * rows and their `node.created` events written in this order, a few hundred per statement.
+   */
+  async createManyIn(tx: Executor, orgId: string, checked: readonly NewNode[]): Promise<NodeRow[]> {
+    const ids = checked.map(() => newId());
+    const slugs = await this.deps.slugs.mintMany(tx, orgId, ids);
+    const nodes = checked.map((fields, i) => this.newRow(orgId, ids[i]!, slugs[i]!, fields));
+    await this.deps.nodes.insertMany(tx, nodes);
+    const events: Array<{ type: string; data: NodeT }> = [];
+    for (const node of nodes) events.push({ type: 'node.created', data: await this.apiIn(tx, node) });
+    await this.deps.outbox.recordMany(tx, orgId, events);
+    return nodes;
+  }
+
+  /** Mints a slug and inserts a node, in the caller's transaction (batch generation). */
+  async newNode(tx: Executor, orgId: string, fields: NewNode & Partial<Pick<NodeRow, 'batch_id' | 'serial' | 'serial_number'>>): Promise<NodeRow> {
+    const node = await this.mintedRow(tx, orgId, fields);
+    await this.deps.nodes.insert(tx, node);
     return node;
   }
 
-  /** Mints a slug and inserts a node, in the caller's transaction (create, batch generation). */
-  async newNode(
-    tx: Executor,
-    orgId: string,
-    fields: Pick<NodeRow, 'label' | 'function_type' | 'payload' | 'status' | 'template_id'> &
-      Partial<Pick<NodeRow, 'batch_id' | 'serial' | 'serial_number'>>,
-  ): Promise<NodeRow> {
-    const now = this.now();
+  /** A new node's row with a slug minted for it (recorded in the caller's transaction), not inserted yet. */
+  private async mintedRow(tx: Executor, orgId: string, fields: NewNode & Partial<Pick<NodeRow, 'batch_id' | 'serial' | 'serial_number'>>): Promise<NodeRow> {
     const id = newId();
-    const node: NodeRow = {
+    return this.newRow(orgId, id, await this.deps.slugs.mint(tx, orgId, id), fields);
+  }
+
+  private newRow(orgId: string, id: string, slug: string, fields: NewNode & Partial<Pick<NodeRow, 'batch_id' | 'serial' | 'serial_number'>>): NodeRow {
+    const now = this.now();
+    return {
       id,
       org_id: orgId,
-      slug: await this.deps.slugs.mint(tx, orgId, id),
+      slug,
       hardware_id: null,
       scan_count: 0,
       batch_id: null,
@@ -176,8 +207,6 @@ export class NodeService {
       updated_at: now,
       ...fields,
     };
-    await this.deps.nodes.insert(tx, node);
-    return node;
   }
 
   /**
