@@ -125,9 +125,16 @@ export interface LoadOptions {
    * path of the next tap of the tag of slug `i` (a SUN URL with that tag's next counter).
    */
   tapPath?: (slugIndex: number) => string;
+  /**
+   * Resolves once the server has done the work its requests left behind (the analytics fold).
+   * Awaited after the warm-up and after the measured load, so CPU per request counts each measured
+   * request's whole work and none of the warm-up's: a run that serves fewer requests per second
+   * otherwise pays a bigger share of a backlog it did not make.
+   */
+  settle?: () => Promise<void>;
 }
 
-export async function load(port: number, slugs: string[], { connections, duration, pids, tapPath }: LoadOptions): Promise<Figures> {
+export async function load(port: number, slugs: string[], { connections, duration, pids, tapPath, settle }: LoadOptions): Promise<Figures> {
   const requests: BenchRequest[] = [];
   for (let i = 0; i < 1000; i++) {
     const slug = slugs[i % slugs.length] as string;
@@ -146,6 +153,7 @@ export async function load(port: number, slugs: string[], { connections, duratio
   // warm-up, not counted in the figures (but its scans are recorded: counted in `warmRedirects`)
   const warm = await autocannon({ url: `http://127.0.0.1:${port}`, connections, amount: 10_000, requests });
   const warmRedirects = Number((warm.statusCodeStats as Record<string, { count: number }>)['302']?.count ?? 0);
+  await settle?.();
   const cpuOf = () => pids.reduce((t, pid) => t + cpuSeconds(pid), 0);
   const mainOf = () => pids.reduce((t, pid) => t + cpuSeconds(pid, pid), 0);
   const cpuBefore = cpuOf();
@@ -153,6 +161,7 @@ export async function load(port: number, slugs: string[], { connections, duratio
   const prober = probe(port);
   const result = await autocannon({ url: `http://127.0.0.1:${port}`, connections, duration, requests });
   const probed = await prober.stop();
+  await settle?.();
   const cpu = cpuOf() - cpuBefore;
   const mainCpu = mainOf() - mainBefore;
   const redirects = Number((result.statusCodeStats as Record<string, { count: number }>)['302']?.count ?? 0);
