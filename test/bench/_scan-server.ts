@@ -6,6 +6,9 @@
  *       synchronous=FULL (the default: every scan commit flushed before it is answered, by a
  *       WAL fdatasync off the event loop), NORMAL, or FULL with SQLite's fsync inside COMMIT
  *       (both for comparison)
+ *       or full-no-tap-keys: FULL, with a tag key store that holds no key, so every tap proof
+ *       fails at its first step ("no master key") and is recorded nfc_unverified (the baseline of
+ *       the tap-proof comparison: the same URLs, not verified)
  *   node test/bench/_scan-server.ts bare
  *       the baseline: a bare http server answering 302
  * Prints `listening <port>` when ready; exits on SIGTERM after closing.
@@ -17,6 +20,8 @@ import { openDatabase } from '../../server/db/database.ts';
 import { systemClock } from '../../server/platform/clock.ts';
 import { databaseFile } from '../../server/serve.ts';
 import { SqliteStore } from '../../server/db/sqliteStore.ts';
+import { FileSecretStore } from '../../server/platform/secrets.ts';
+import { join } from 'node:path';
 
 const [mode, dataDir, sync] = process.argv.slice(2);
 
@@ -46,6 +51,7 @@ if (mode === 'bare') {
     config,
     logger: { info: () => {}, error: (m, err) => console.error(m, err) },
     scanFlush: sync === 'full-in-commit' ? 'in-commit' : 'off-thread',
+    ...(sync === 'full-no-tap-keys' ? { tapProofKeys: new FileSecretStore(join(dataDir as string, 'no-tap-keys.json')) } : {}),
   });
   app.start();
   // The benchmark's settle point: answered once the fold has caught up with every scan so far.

@@ -12,14 +12,17 @@
  *                              BENCH_NORMAL=0 skips the comparison runs (FULL with the fsync
  *                              inside COMMIT, and synchronous=NORMAL);
  *                              BENCH_WEBHOOK=1 subscribes an endpoint to node.scanned)
- * and, on the same server and database, a run whose every request is a tag tap carrying an
- * NTAG 424 DNA SUN proof with a fresh counter (issue 16): each node has a registered tag, and the
- * difference in server CPU per request from the plain run is what verifying one tag scan costs
- * (decrypt, CMAC, the counter's conditional UPDATE). Until 2026-11-26 only a fifth of the
- * requests carried a proof and the difference was multiplied by five, which multiplied the
- * noise of a shared machine by five too. The scan servers' CPU per request includes folding
- * their own scans into analytics, and none of the warm-up's (the load waits for the fold to catch
- * up after the warm-up and after the run): a run serving fewer requests per second otherwise paid
+ * and, on the same database, a run whose every request is a tag tap carrying an NTAG 424 DNA SUN
+ * proof with a fresh counter (issue 16; each node has a registered tag), beside the same tap URLs
+ * sent to a server without the tag keys, where each proof fails at its first step: the difference
+ * in server CPU per request is what verifying one tag scan costs (decrypt, tag lookup, CMAC, the
+ * counter's conditional UPDATE). Compared with plain scans instead (until 2026-11-26, at first a
+ * fifth of the requests proved and the difference times five), the runs differed in more than
+ * verification: other URLs and rules, and another request rate, so another group-commit batch
+ * size, which moves the CPU per request by more than verification costs. The scan servers' CPU
+ * per request includes folding their own scans into analytics, and none of the warm-up's (the
+ * load waits for the fold to catch up after the warm-up and after the run): a run serving fewer
+ * requests per second otherwise paid
  * a bigger share of a backlog it had not made. The cryptography alone: `npm run bench -- tap-proof`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -43,8 +46,10 @@ const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const withNormal = process.env.BENCH_NORMAL !== '0';
 // The product's setting first (FULL, each commit flushed off the event loop), then for
 // comparison FULL with SQLite's fsync inside COMMIT and NORMAL (no flush per commit).
-type Variant = 'full' | 'full-in-commit' | 'normal' | 'verify';
-const variants: Variant[] = withNormal ? ['full', 'verify', 'full-in-commit', 'normal'] : ['full', 'verify'];
+// 'verify': every request a proved tap; 'unverified-taps': the same URLs to a server without the
+// tag keys, where each proof fails at its first step (the verification's baseline).
+type Variant = 'full' | 'full-in-commit' | 'normal' | 'verify' | 'unverified-taps';
+const variants: Variant[] = withNormal ? ['full', 'verify', 'unverified-taps', 'full-in-commit', 'normal'] : ['full', 'verify', 'unverified-taps'];
 // An (inactive) endpoint subscribed to node.scanned: the writer then adds an outbox row per scan
 // and the fan-out a delivery row (without one, as in issue 3's benchmark, it writes neither).
 const withWebhook = process.env.BENCH_WEBHOOK === '1';
@@ -133,7 +138,7 @@ try {
 
   // Alternate bare and scan rounds (the machine is shared and noisy) and compare medians.
   const bareRounds: Figures[] = [];
-  const runs: Record<Variant, Figures[]> = { full: [], 'full-in-commit': [], normal: [], verify: [] };
+  const runs: Record<Variant, Figures[]> = { full: [], 'full-in-commit': [], normal: [], verify: [], 'unverified-taps': [] };
   const db0 = openDatabase(file);
   const before = db0.prepare('SELECT count(*) FROM scan_events').pluck().get() as number;
   db0.close();
@@ -146,13 +151,14 @@ try {
     const order = variants.map((_, i) => variants[(i + round) % variants.length] as Variant);
     for (const variant of order) {
       // 'verify' is the product's server (full); only its tag scans differ.
-      const server = await startChild(['scan', dir, variant === 'verify' ? 'full' : variant]);
-      runs[variant].push(await load(server.port, slugs, server.child.pid, variant === 'verify' ? (i) => nextTapPath(slugs, i) : undefined, folded(server.port)));
+      const taps = variant === 'verify' || variant === 'unverified-taps';
+      const server = await startChild(['scan', dir, variant === 'verify' ? 'full' : variant === 'unverified-taps' ? 'full-no-tap-keys' : variant]);
+      runs[variant].push(await load(server.port, slugs, server.child.pid, taps ? (i) => nextTapPath(slugs, i) : undefined, folded(server.port)));
       await stopChild(server.child);
     }
   }
   const scanRounds = runs.full;
-  const allScanRuns = [...runs.full, ...runs['full-in-commit'], ...runs.normal, ...runs.verify];
+  const allScanRuns = [...runs.full, ...runs['full-in-commit'], ...runs.normal, ...runs.verify, ...runs['unverified-taps']];
   const median = (xs: Figures[]): Figures => [...xs].sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)] as Figures;
   const bareFigures = median(bareRounds);
   const scanFigures = median(scanRounds);
@@ -179,7 +185,7 @@ try {
     const n = runs.normal[i];
     const v = runs.verify[i];
     console.log(`round ${i + 1} (CPU pressure ${b.pressure.toFixed(0)}/${w.pressure.toFixed(0)}%): bare ${b.rps.toFixed(0)} req/s (${b.cpuPerRequest.toFixed(0)} µs CPU/req), waymark ${brief(w)}` +
-      (v ? `, all proved taps ${brief(v)}` : '') + (c ? `, fsync in COMMIT ${brief(c)}` : '') + (n ? `, at NORMAL ${brief(n)}` : ''));
+      (v ? `, proved taps ${brief(v)}, the same taps unverified ${brief(runs['unverified-taps'][i] as Figures)}` : '') + (c ? `, fsync in COMMIT ${brief(c)}` : '') + (n ? `, at NORMAL ${brief(n)}` : ''));
   }
   const row = (name: string, f: Figures) =>
     `${name.padEnd(24)} ${f.rps.toFixed(0).padStart(8)} req/s   p50 ${String(f.p50).padStart(3)} ms   p99 ${String(f.p99).padStart(3)} ms   server CPU ${f.cpuPerRequest.toFixed(0)} µs/request   /healthz meanwhile p50 ${f.probeP50.toFixed(1)} ms, p99 ${f.probeP99.toFixed(1)} ms   ${f.total} requests, ${f.redirects} × 302, ${f.errors} other`;
@@ -194,13 +200,14 @@ try {
     console.log(row('  sync=NORMAL', n));
     console.log(`  (synchronous=NORMAL: no flush per group commit; survives process crashes, not power loss) ratio ${(n.rps / bareFigures.rps).toFixed(2)}×`);
   }
-  const verifyFigures = median(runs.verify);
-  console.log(row('waymark, all proved taps', verifyFigures));
+  console.log(row('waymark, proved taps', median(runs.verify)));
+  console.log(row('  same taps, no tag keys', median(runs['unverified-taps'])));
   const cpuMedian = (xs: Figures[]) => median(xs.map((f) => ({ ...f, rps: f.cpuPerRequest }))).rps;
-  const perVerified = cpuMedian(runs.verify) - cpuMedian(scanRounds);
-  const perRound = runs.verify.map((v, i) => (v.cpuPerRequest - (scanRounds[i] as Figures).cpuPerRequest).toFixed(0));
+  const perVerified = cpuMedian(runs.verify) - cpuMedian(runs['unverified-taps']);
+  const perRound = runs.verify.map((v, i) => (v.cpuPerRequest - (runs['unverified-taps'][i] as Figures).cpuPerRequest).toFixed(0));
+  const overPlain = cpuMedian(runs.verify) - cpuMedian(scanRounds);
   console.log(
-    `tap proof verification: ${perVerified.toFixed(0)} µs server CPU per verified scan (median CPU/request with every request proved, minus the plain run's, each with its scans folded; per round ${perRound.join(', ')}; target < 50 µs); ` +
+    `tap proof verification: ${perVerified.toFixed(0)} µs server CPU per verified scan (median CPU/request with every request a proved tap, minus the same tap URLs' on a server without the tag keys, each with its scans folded; per round ${perRound.join(', ')}; target < 50 µs; ${overPlain.toFixed(0)} µs above the plain scans' mix); ` +
       `scans by source over all runs: ${bySource.map((r) => `${r.source} ${r.n}`).join(', ')}`,
   );
   const ratio = scanFigures.rps / bareFigures.rps;
