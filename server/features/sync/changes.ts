@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { UNPAIRED_WRITER } from '../../db/capture.ts';
 import type { ChangeCapture } from '../../db/changeCapture.ts';
+import { retryRolledBack } from '../../db/rollbackRetry.ts';
 import type { Executor, Store } from '../../db/store.ts';
 import { AppError, ConflictError } from '../../platform/errors.ts';
 import {
@@ -192,7 +193,16 @@ export class RemoteChanges {
     this.now = deps.now;
   }
 
+  /**
+   * Applies a site's push in one transaction. On PostgreSQL a push can meet a fold chunk or
+   * another push in a deadlock; the loser's whole transaction is rolled back and applied again,
+   * rather than answered as a 500 (a push is idempotent: applied changes are skipped by seq).
+   */
   push(orgId: string, input: PushInput): Promise<PushResultT> {
+    return retryRolledBack(() => this.pushOnce(orgId, input));
+  }
+
+  private pushOnce(orgId: string, input: PushInput): Promise<PushResultT> {
     return this.store.transaction(async (tx) => {
       // One push of a site at a time, whichever process answers (PostgreSQL): a retry racing the
       // original waits for it, then finds its changes applied (seq <= last_seq) and skips them.
