@@ -21,6 +21,15 @@ import { scanOf, scanWriterFor } from '../support/scanSeed.ts';
 import { USER_AGENTS } from './_scan-load.ts';
 import { type Backend, backends, bulk, machineLoad, openInstance, seedNodes } from './_instance.ts';
 
+/** Ms from `since` until the backlog is empty (polled every 250 ms, at most 10 min); NaN if it never was. */
+async function drained(backlog: () => Promise<number>, since: number): Promise<number> {
+  for (let waited = 0; waited < 600_000; waited += 250) {
+    if ((await backlog()) === 0) return performance.now() - since;
+    await sleep(250);
+  }
+  return Number.NaN;
+}
+
 const RATE = Number(process.env.BENCH_FOLD_RATE ?? 5000);
 const DURATION = Number(process.env.BENCH_FOLD_DURATION ?? 30);
 const NODES = 200;
@@ -85,14 +94,7 @@ async function measureRows(backend: Backend): Promise<boolean> {
     }
     const loadEnd = performance.now();
     const atEnd = { backlog: await repo.backlog(store.db) };
-    let drainedMs = Number.NaN;
-    for (let waited = 0; waited < 600_000; waited += 250) {
-      if ((await repo.backlog(store.db)) === 0) {
-        drainedMs = performance.now() - loadEnd;
-        break;
-      }
-      await sleep(250);
-    }
+    const drainedMs = await drained(() => repo.backlog(store.db), loadEnd);
     await analytics.stop();
     const { recorded, human, folded } = await counts(store);
     const rate = (recorded / DURATION).toFixed(0);
@@ -146,14 +148,7 @@ async function measureHttp(backend: Backend): Promise<boolean> {
     const loadEnd = performance.now();
     const atEnd = { recorded: await recorded(), backlog: await repo.backlog(store.db) };
     // The background fold alone (nothing queries): time until nothing is pending.
-    let drainedMs = Number.NaN;
-    for (let waited = 0; waited < 600_000; waited += 250) {
-      if ((await repo.backlog(store.db)) === 0) {
-        drainedMs = performance.now() - loadEnd;
-        break;
-      }
-      await sleep(250);
-    }
+    const drainedMs = await drained(() => repo.backlog(store.db), loadEnd);
     await server.stop();
     const human = Number((await store.db.selectFrom('scan_events').select((eb) => eb.fn.countAll<number>().as('n')).where('is_bot', '=', 0).executeTakeFirstOrThrow()).n);
     const inRollups = await folded();

@@ -1,14 +1,14 @@
 import { useState } from 'react';
 import { Button } from '../../components/Button.tsx';
 import { ConfirmAction } from '../../components/Dialog.tsx';
-import { Field } from '../../components/Field.tsx';
 import { Card } from '../../components/PageHeader.tsx';
 import { Pagination } from '../../components/Pagination.tsx';
+import { PeriodSelect } from '../../components/PeriodSelect.tsx';
 import { BarChart, BreakdownBars, BreakdownList } from '../../components/ScanCharts.tsx';
 import { Empty, ErrorState, Loading } from '../../components/States.tsx';
 import { summarizePayload } from '../../components/payload/fields.ts';
 import { ApiError, type NodeAnalyticsT, type NodeT, type RuleT, api } from '../../lib/api.ts';
-import { ANALYTICS_RANGES, type AnalyticsRange, rangeQuery } from '../../lib/analyticsRange.ts';
+import { type AnalyticsRange, rangeQuery } from '../../lib/analyticsRange.ts';
 import { saveBlob } from '../../lib/download.ts';
 import { formatDate, formatNumber, sourceLabel, typeLabel } from '../../lib/format.ts';
 import { RULE_TYPE_LABELS, describeConditions } from '../../lib/ruleText.ts';
@@ -35,17 +35,7 @@ export function ScansPanel({ node, onNodeChanged }: { node: NodeT; onNodeChanged
       <Card
         title="Analytics"
         actions={
-          <Field label="Period" className="field-inline">
-            {(c) => (
-              <select {...c} className="input" value={range} onChange={(e) => setRange(e.target.value as AnalyticsRange)}>
-                {Object.entries(ANALYTICS_RANGES).map(([value, r]) => (
-                  <option key={value} value={value}>
-                    {r.label}
-                  </option>
-                ))}
-              </select>
-            )}
-          </Field>
+          <PeriodSelect value={range} onChange={setRange} className="field-inline" />
         }
       >
         {analytics.error ? (

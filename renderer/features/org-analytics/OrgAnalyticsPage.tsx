@@ -3,6 +3,7 @@ import { INTERVALS } from '../../../server/schemas/analytics.ts';
 import { Field } from '../../components/Field.tsx';
 import { Link } from '../../components/Link.tsx';
 import { Card, PageHeader } from '../../components/PageHeader.tsx';
+import { PeriodSelect } from '../../components/PeriodSelect.tsx';
 import { BarChart, BreakdownBars, BreakdownList } from '../../components/ScanCharts.tsx';
 import { Empty, ErrorState, Loading } from '../../components/States.tsx';
 import { ANALYTICS_RANGES, type AnalyticsRange, INTERVAL_LABELS, intervalsFor, isAnalyticsRange, rangeQuery } from '../../lib/analyticsRange.ts';
@@ -38,17 +39,7 @@ export function OrgAnalyticsPage() {
     <>
       <PageHeader title="Analytics" description="How all your nodes are scanned. Human scans only: bots and link previewers are not counted." />
       <div className="filters">
-        <Field label="Period">
-          {(c) => (
-            <select {...c} className="input" value={range} onChange={(e) => setSearchParams({ range: e.target.value, by: requested })}>
-              {Object.entries(ANALYTICS_RANGES).map(([value, r]) => (
-                <option key={value} value={value}>
-                  {r.label}
-                </option>
-              ))}
-            </select>
-          )}
-        </Field>
+        <PeriodSelect value={range} onChange={(r) => setSearchParams({ range: r, by: requested })} />
         <Field label="Group by">
           {(c) => (
             <select {...c} className="input" value={query.interval} disabled={intervalsFor(range).length < 2} onChange={(e) => setSearchParams({ range, by: e.target.value })}>
