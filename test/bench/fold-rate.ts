@@ -3,7 +3,7 @@
  * with a sustained 5,000 scans/s"), on SQLite and on PostgreSQL in the same run. The real
  * `waymark serve --trust-proxy` on loopback with 200 redirect nodes; autocannon sends
  * BENCH_FOLD_RATE scans/s (default 5,000, paced by autocannon's overallRate, 50 connections) for
- * BENCH_FOLD_DURATION s (default 30) with nothing querying analytics, so only the background fold
+ * BENCH_FOLD_DURATION s (default 60: SQLite's backlog takes ~20 s to settle) with nothing querying analytics, so only the background fold
  * runs. Every second the benchmark reads the backlog (scan events recorded but not folded) from
  * the database; the baseline is the scans recorded in the same second, so "keeping up" is the
  * fold's events/s beside the scans/s and a backlog that stays bounded. After the load: how long
@@ -31,7 +31,7 @@ async function drained(backlog: () => Promise<number>, since: number): Promise<n
 }
 
 const RATE = Number(process.env.BENCH_FOLD_RATE ?? 5000);
-const DURATION = Number(process.env.BENCH_FOLD_DURATION ?? 30);
+const DURATION = Number(process.env.BENCH_FOLD_DURATION ?? 60);
 const NODES = 200;
 const MODE = process.env.BENCH_FOLD_MODE ?? 'http';
 /** Rows mode: a batch every TICK_MS, as the server's group commit writes them under load. */
