@@ -451,8 +451,8 @@ export class AnalyticsRepo {
    */
   private nodeScans(db: Executor, orgId: string, fromHour: number, toHour: number) {
     const hours = (from: number, to: number) =>
-      // dim = '' as a literal: SQLite uses a partial index (scan_rollups_org_totals, migration 090)
-      // only when the query's own text implies its WHERE.
+      // dim = '' as a literal, so the query's own terms imply the partial index's WHERE
+      // (scan_rollups_org_totals, migration 090): SQLite weighs a bound value only in builds with STAT4.
       db.selectFrom('scan_rollups').select(['node_id', 'scans']).where('org_id', '=', orgId).where('dim', '=', sql.lit('')).where('hour', '>=', from).where('hour', '<', to);
     const firstDay = Math.ceil(fromHour / 24);
     const endDay = Math.floor(toHour / 24);
