@@ -14,6 +14,7 @@
  * Prints `listening <port>` when ready; exits on SIGTERM after closing.
  */
 import http from 'node:http';
+import { join } from 'node:path';
 import { createApp } from '../../server/app.ts';
 import { makeConfig } from '../../server/config.ts';
 import { openDatabase } from '../../server/db/database.ts';
@@ -21,7 +22,6 @@ import { systemClock } from '../../server/platform/clock.ts';
 import { databaseFile } from '../../server/serve.ts';
 import { SqliteStore } from '../../server/db/sqliteStore.ts';
 import { FileSecretStore } from '../../server/platform/secrets.ts';
-import { join } from 'node:path';
 
 const [mode, dataDir, sync] = process.argv.slice(2);
 

@@ -3,8 +3,8 @@
  * with a sustained 5,000 scans/s"), on SQLite and on PostgreSQL in the same run. The real
  * `waymark serve --trust-proxy` on loopback with 200 redirect nodes; autocannon sends
  * BENCH_FOLD_RATE scans/s (default 5,000, paced by autocannon's overallRate, 50 connections) for
- * BENCH_FOLD_DURATION s (default 60: SQLite's backlog takes ~20 s to settle) with nothing querying analytics, so only the background fold
- * runs. Every second the benchmark reads the backlog (scan events recorded but not folded) from
+ * BENCH_FOLD_DURATION s (default 60: SQLite's backlog takes ~20 s to settle) with nothing
+ * querying analytics, so only the background fold runs. Every second the benchmark reads the backlog (scan events recorded but not folded) from
  * the database; the baseline is the scans recorded in the same second, so "keeping up" is the
  * fold's events/s beside the scans/s and a backlog that stays bounded. After the load: how long
  * the background fold takes to empty the backlog, and a check that the roll-ups hold every scan.

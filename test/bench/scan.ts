@@ -22,8 +22,7 @@
  * size, which moves the CPU per request by more than verification costs. The scan servers' CPU
  * per request includes folding their own scans into analytics, and none of the warm-up's (the
  * load waits for the fold to catch up after the warm-up and after the run): a run serving fewer
- * requests per second otherwise paid
- * a bigger share of a backlog it had not made. The cryptography alone: `npm run bench -- tap-proof`.
+ * requests per second otherwise paid a bigger share of a backlog it had not made. The cryptography alone: `npm run bench -- tap-proof`.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';

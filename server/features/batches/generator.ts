@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { isTransactionRollback } from '../../db/rollbackRetry.ts';
 import type { Clock } from '../../platform/clock.ts';
 import type { BatchService, GenerationLease } from './service.ts';
 
@@ -28,8 +29,9 @@ const RETRY_MS = 1_000;
  * shutting down (57P), or a connection the driver saw close.
  */
 function isTransient(err: unknown): boolean {
+  if (isTransactionRollback(err)) return true;
   const code = (err as { code?: unknown } | null)?.code;
-  if (typeof code === 'string' && /^(40|08|57P)/.test(code)) return true;
+  if (typeof code === 'string' && /^(08|57P)/.test(code)) return true;
   return err instanceof Error && /Connection terminated|ECONNRESET|ECONNREFUSED/.test(err.message);
 }
 

@@ -223,9 +223,6 @@ export class AnalyticsRepo {
       FOR UPDATE ${skipIfBusy ? sql`SKIP LOCKED` : sql``}`.execute(tx);
     const at = state[0];
     if (!at) return null;
-    // A chunk's roll-up rows (8 per event) are grouped in memory: with the default 4 MB they were
-    // sorted on disk, a third of the chunk's time.
-    await sql`SET LOCAL work_mem = '32MB'`.execute(tx);
     // Every transaction older than this one is committed or gone: rows below it are final.
     const { rows: snap } = await sql<{ horizon: string }>`SELECT pg_snapshot_xmin(pg_current_snapshot())::text AS horizon`.execute(tx);
     const horizon = (snap[0] as { horizon: string }).horizon;
@@ -236,6 +233,9 @@ export class AnalyticsRepo {
             ORDER BY xid, id LIMIT ${max}) c`.execute(tx);
     const b = bounds[0] as { n: number; upper_xid: string | null; upper_id: number | null };
     const read = Number(b.n);
+    // A chunk's roll-up rows (8 per event) are grouped in memory: with the default 4 MB they were
+    // sorted on disk, a third of the chunk's time. Not set for an empty chunk (the idle look).
+    if (read > 0) await sql`SET LOCAL work_mem = '32MB'`.execute(tx);
     const upperXid = b.upper_xid ?? at.last_xid;
     const upperId = Number(b.upper_id ?? at.last_event);
     // The chunk (last_xid, last_event) < (xid, id) <= (upperXid, upperId), in conditions a btree
